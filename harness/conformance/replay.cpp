@@ -1,0 +1,121 @@
+// Event-by-event comparison against recorded traces.
+#include "harness/conformance/replay.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace shardfuzz::harness {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
+  return out + "]";
+}
+
+std::vector<std::string> strings(const nlohmann::json& j) {
+  std::vector<std::string> v = j.get<std::vector<std::string>>();
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+std::string describe(const memory::TimelineEvent& e) {
+  std::ostringstream os;
+  os << e.event << " " << e.group;
+  if (!e.detail.empty()) os << " " << e.detail.dump();
+  os << " pending=" << join(e.pending_all_gather) << " unsharded=" << join(e.unsharded);
+  return os.str();
+}
+
+std::string describe_recorded(const nlohmann::json& e) {
+  std::ostringstream os;
+  os << e.at("event").get<std::string>() << " " << e.at("group").get<std::string>();
+  if (e.contains("detail")) os << " " << e.at("detail").dump();
+  os << " pending=" << join(strings(e.at("pending_all_gather"))) << " unsharded=" << join(strings(e.at("unsharded")));
+  return os.str();
+}
+
+ConformanceResult compare_trace(const nlohmann::json& trace, const TraceRun& run) {
+  ConformanceResult r;
+  if (!run.error.empty()) {
+    r.message = "native run failed: " + run.error;
+    return r;
+  }
+  const auto& steps = trace.at("steps");
+  if (steps.size() != run.steps.size()) {
+    r.message = "recorded " + std::to_string(steps.size()) + " steps, native ran " + std::to_string(run.steps.size());
+    return r;
+  }
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const auto& want = steps[s];
+    const auto& got = run.steps[s];
+    for (std::size_t i = 0; i < std::max(want.size(), got.size()); ++i) {
+      const std::string where = "step " + std::to_string(s) + " event " + std::to_string(i);
+      if (i >= got.size()) {
+        r.message = where + ": native trace ended; expected " + describe_recorded(want[i]);
+        return r;
+      }
+      if (i >= want.size()) {
+        r.message = where + ": recorded trace ended; native has " + describe(got[i]);
+        return r;
+      }
+      const auto& w = want[i];
+      const auto& g = got[i];
+      bool same = w.at("event").get<std::string>() == g.event && w.at("group").get<std::string>() == g.group &&
+                  strings(w.at("pending_all_gather")) == g.pending_all_gather &&
+                  strings(w.at("unsharded")) == g.unsharded;
+      if (same && w.contains("detail"))
+        for (const auto& [key, value] : w.at("detail").items())
+          same = same && g.detail.contains(key) && g.detail.at(key) == value;
+      if (!same) {
+        r.message = where + ": expected " + describe_recorded(w) + "\n    native   " + describe(g);
+        return r;
+      }
+      ++r.events;
+    }
+  }
+  r.ok = true;
+  return r;
+}
+
+ConformanceResult replay_trace_file(const std::string& path) {
+  ConformanceResult r;
+  r.file = std::filesystem::path(path).filename().string();
+  try {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot open " + path);
+    nlohmann::json trace = nlohmann::json::parse(in);
+    if (!trace.at("error").is_null()) {
+      r.message = "the recording itself failed: " + trace.at("error").dump();
+      return r;
+    }
+    TraceScenario sc = TraceScenario::from_json(trace.at("scenario"));
+    sc.steps = static_cast<int>(trace.at("steps").size());
+    const int world = trace.at("world_size").get<int>();
+    fsdp::Profile profile = fsdp::Profile::named(trace.at("profile").get<std::string>());
+    r = compare_trace(trace, run_trace_scenario(sc, world, profile));
+    r.file = std::filesystem::path(path).filename().string();
+  } catch (const std::exception& e) {
+    r.ok = false;
+    r.message = e.what();
+  }
+  return r;
+}
+
+std::vector<ConformanceResult> replay_trace_dir(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) throw std::runtime_error("conformance: no trace folder at " + dir);
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<ConformanceResult> out;
+  for (const auto& f : files) out.push_back(replay_trace_file(f));
+  return out;
+}
+
+}  // namespace shardfuzz::harness

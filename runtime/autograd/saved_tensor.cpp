@@ -1,0 +1,30 @@
+// Thread-local stack of saved-tensor hooks (one active at a time, as upstream's default hooks).
+#include "runtime/autograd/saved_tensor.h"
+
+namespace shardfuzz::autograd {
+namespace {
+thread_local std::shared_ptr<SavedTensorHooks> t_hooks;
+}
+
+SavedTensor SavedTensor::save(const at::Tensor& tensor) {
+  SavedTensor saved;
+  if (t_hooks) {
+    if (auto slot = t_hooks->pack(tensor)) {
+      saved.hooks_ = t_hooks;
+      saved.slot_ = *slot;
+      return saved;
+    }
+  }
+  saved.value_ = tensor;
+  return saved;
+}
+
+at::Tensor SavedTensor::unpack() const { return hooks_ ? hooks_->unpack(slot_) : value_; }
+
+SavedTensorHooksGuard::SavedTensorHooksGuard(std::shared_ptr<SavedTensorHooks> hooks)
+    : previous_(std::move(t_hooks)) {
+  t_hooks = std::move(hooks);
+}
+SavedTensorHooksGuard::~SavedTensorHooksGuard() { t_hooks = std::move(previous_); }
+
+}  // namespace shardfuzz::autograd

@@ -1,0 +1,252 @@
+// Rendezvous, verdicts (mismatch, invalid argument, deadline, abort) and comm-split for ThreadWorld.
+#include "runtime/comm/group_state.h"
+
+#include <algorithm>
+#include <sstream>
+#include <tuple>
+
+namespace shardfuzz::comm::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Kind = CollectiveError::Kind;
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < ranks.size(); ++i) os << (i ? ", " : "") << ranks[i];
+  os << "]";
+  return os.str();
+}
+
+}  // namespace
+
+WorldState::WorldState(int world_size, std::chrono::milliseconds deadline)
+    : world_size(world_size), deadline(deadline), exited_(world_size, false) {}
+
+void WorldState::abort(int rank, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (aborted_) return;
+  aborted_ = true;
+  aborted_rank_ = rank;
+  abort_message_ = message;
+  wake_all_locked();
+}
+
+void WorldState::mark_exited(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  exited_.at(rank) = true;
+  wake_all_locked();
+}
+
+void WorldState::wake_all_locked() {
+  for (auto& weak : groups_)
+    if (auto group = weak.lock()) group->cv_.notify_all();
+}
+
+GroupState::GroupState(std::shared_ptr<WorldState> world, std::string name, std::vector<int> global_ranks)
+    : world_(std::move(world)),
+      name_(std::move(name)),
+      global_ranks_(std::move(global_ranks)),
+      progress_(global_ranks_.size()) {}
+
+std::shared_ptr<GroupState> GroupState::create(std::shared_ptr<WorldState> world, std::string name,
+                                               std::vector<int> global_ranks) {
+  std::lock_guard<std::mutex> lock(world->mu_);
+  return create_locked(world, std::move(name), std::move(global_ranks));
+}
+
+std::shared_ptr<GroupState> GroupState::create_locked(const std::shared_ptr<WorldState>& world, std::string name,
+                                                      std::vector<int> global_ranks) {
+  auto group = std::make_shared<GroupState>(world, std::move(name), std::move(global_ranks));
+  auto& groups = world->groups_;
+  groups.erase(std::remove_if(groups.begin(), groups.end(), [](const auto& w) { return w.expired(); }), groups.end());
+  groups.push_back(group);
+  return group;
+}
+
+CollectiveError GroupState::error(Kind kind, int rank, const std::string& op, uint64_t seq,
+                                  const std::string& message) const {
+  return CollectiveError(kind, name_, global_ranks_[rank], op, seq, message);
+}
+
+Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
+  const auto deadline_at = Clock::now() + world_->deadline;
+  const std::string op = call.op;
+  const std::string signature = call.signature;
+  const std::string invalid = call.invalid;
+  std::unique_lock<std::mutex> lock(world_->mu_);
+  progress_[rank] = {true, seq, signature};
+  if (world_->aborted_) {
+    throw error(Kind::Aborted, rank, op, seq,
+                op + " at sequence " + std::to_string(seq) + " in group '" + name_ + "' aborted: rank " +
+                    std::to_string(world_->aborted_rank_) + " failed: " + world_->abort_message_);
+  }
+  if (poisoned_) {
+    throw error(poison_kind_, rank, op, seq,
+                "group '" + name_ + "' is unusable after an earlier failure: " + poison_message_);
+  }
+
+  Round& round = rounds_.try_emplace(seq, size()).first->second;
+  round.calls[rank] = std::move(call);
+  round.present[rank] = true;
+  if (++round.arrived == size()) {
+    decide_locked(round, seq);
+    cv_.notify_all();
+  }
+  if (!invalid.empty()) {
+    // Nothing of ours is published, so there is nothing to wait for: fail now, and let peers fail
+    // when the round completes.
+    leave_locked(seq, round);
+    throw error(Kind::InvalidArgument, rank, op, seq,
+                "invalid arguments to " + op + " on rank " + std::to_string(global_ranks_[rank]) + " in group '" +
+                    name_ + "' at sequence " + std::to_string(seq) + ": " + invalid);
+  }
+
+  cv_.wait_until(lock, deadline_at, [&] {
+    return round.verdict != Round::Verdict::Pending || poisoned_ || world_->aborted_ ||
+           exited_missing_rank_locked(round) >= 0;
+  });
+  // A decided round wins over a later abort or poison: every rank must then take the same branch,
+  // or a peer could still be reading our buffers after we returned.
+  if (round.verdict == Round::Verdict::Go) return round;
+  if (round.verdict == Round::Verdict::Failed) {
+    const Kind kind = round.error_kind;
+    const std::string message = round.error_message;
+    leave_locked(seq, round);
+    throw error(kind, rank, op, seq, message);
+  }
+  if (world_->aborted_) {
+    throw error(Kind::Aborted, rank, op, seq,
+                op + " at sequence " + std::to_string(seq) + " in group '" + name_ + "' aborted: rank " +
+                    std::to_string(world_->aborted_rank_) + " failed: " + world_->abort_message_);
+  }
+  if (!poisoned_) {
+    const int gone = exited_missing_rank_locked(round);
+    poisoned_ = true;
+    poison_kind_ = Kind::Deadline;
+    if (gone >= 0) {
+      std::vector<int> arrived;
+      for (int r = 0; r < size(); ++r)
+        if (round.present[r]) arrived.push_back(global_ranks_[r]);
+      poison_message_ = signature + " in group '" + name_ + "' at sequence " + std::to_string(seq) +
+                        " can never complete: rank " + std::to_string(gone) +
+                        " returned from its rank function without entering it (arrived ranks " + rank_list(arrived) +
+                        ")";
+    } else {
+      poison_message_ = deadline_message_locked(round, seq, signature);
+    }
+    cv_.notify_all();
+  }
+  throw error(poison_kind_, rank, op, seq, poison_message_);
+}
+
+void GroupState::finish(int rank, uint64_t seq, Round& round, const std::string& compute_error) {
+  std::unique_lock<std::mutex> lock(world_->mu_);
+  if (!compute_error.empty() && round.compute_error.empty())
+    round.compute_error = round.calls[rank].op + " failed on rank " + std::to_string(global_ranks_[rank]) +
+                          " in group '" + name_ + "' at sequence " + std::to_string(seq) + ": " + compute_error;
+  if (++round.done == size()) cv_.notify_all();
+  // No deadline here: every rank has arrived and only bounded local copies remain, and leaving
+  // early would let a peer read freed memory.
+  cv_.wait(lock, [&] { return round.done == size(); });
+  const std::string failure = round.compute_error;
+  const std::string op = round.calls[rank].op;
+  leave_locked(seq, round);
+  if (!failure.empty()) throw error(Kind::InvalidArgument, rank, op, seq, failure);
+}
+
+void GroupState::leave_locked(uint64_t seq, Round& round) {
+  if (++round.left == size()) rounds_.erase(seq);
+}
+
+int GroupState::exited_missing_rank_locked(const Round& round) const {
+  for (int r = 0; r < size(); ++r)
+    if (!round.present[r] && world_->exited_[global_ranks_[r]]) return global_ranks_[r];
+  return -1;
+}
+
+std::string GroupState::deadline_message_locked(const Round& round, uint64_t seq, const std::string& signature) const {
+  std::ostringstream os;
+  os << "deadline of " << world_->deadline.count() << " ms exceeded in group '" << name_ << "' at sequence " << seq
+     << " waiting in " << signature << ": arrived ranks [";
+  bool first = true;
+  for (int r = 0; r < size(); ++r) {
+    if (!round.present[r]) continue;
+    os << (first ? "" : ", ") << global_ranks_[r];
+    first = false;
+  }
+  os << "], missing ranks [";
+  first = true;
+  for (int r = 0; r < size(); ++r) {
+    if (round.present[r]) continue;
+    os << (first ? "" : ", ") << global_ranks_[r];
+    first = false;
+    if (progress_[r].entered)
+      os << " (last entered sequence " << progress_[r].sequence << ": " << progress_[r].signature << ")";
+    else
+      os << " (entered no collective in this group)";
+  }
+  os << "]";
+  return os.str();
+}
+
+void GroupState::decide_locked(Round& round, uint64_t seq) {
+  const auto fail = [&](Kind kind, std::string message) {
+    round.verdict = Round::Verdict::Failed;
+    round.error_kind = kind;
+    round.error_message = std::move(message);
+  };
+  const std::string where = "in group '" + name_ + "' at sequence " + std::to_string(seq);
+  for (int r = 0; r < size(); ++r) {
+    if (round.calls[r].invalid.empty()) continue;
+    return fail(Kind::InvalidArgument, "invalid arguments to " + round.calls[r].op + " on rank " +
+                                           std::to_string(global_ranks_[r]) + " " + where + ": " +
+                                           round.calls[r].invalid);
+  }
+  for (int r = 1; r < size(); ++r) {
+    if (round.calls[r].signature == round.calls[0].signature) continue;
+    return fail(Kind::Mismatch, "collective mismatch " + where + ": rank " + std::to_string(global_ranks_[0]) +
+                                    " called " + round.calls[0].signature + " but rank " +
+                                    std::to_string(global_ranks_[r]) + " called " + round.calls[r].signature);
+  }
+  const std::string& op = round.calls[0].op;
+  if (op == "all_to_all_single") {
+    for (int i = 0; i < size(); ++i) {
+      for (int j = 0; j < size(); ++j) {
+        const int64_t sent = round.calls[i].send_rows[j], expected = round.calls[j].recv_rows[i];
+        if (sent == expected) continue;
+        return fail(Kind::Mismatch, "all_to_all_single split mismatch " + where + ": rank " +
+                                        std::to_string(global_ranks_[i]) + " sends " + std::to_string(sent) +
+                                        " rows to rank " + std::to_string(global_ranks_[j]) + " but rank " +
+                                        std::to_string(global_ranks_[j]) + " expects " + std::to_string(expected) +
+                                        " rows from rank " + std::to_string(global_ranks_[i]));
+      }
+    }
+  } else if (op == "split") {
+    decide_split_locked(round);
+  }
+  round.verdict = Round::Verdict::Go;
+}
+
+void GroupState::decide_split_locked(Round& round) {
+  // (color, key, parent rank) sorts each new group's members into their new ranks.
+  std::vector<std::tuple<int, int, int>> order;
+  for (int r = 0; r < size(); ++r)
+    if (round.calls[r].color >= 0) order.emplace_back(round.calls[r].color, round.calls[r].key, r);
+  std::sort(order.begin(), order.end());
+  for (size_t begin = 0; begin < order.size();) {
+    size_t end = begin;
+    std::vector<int> members;
+    while (end < order.size() && std::get<0>(order[end]) == std::get<0>(order[begin]))
+      members.push_back(global_ranks_[std::get<2>(order[end++])]);
+    // The lowest parent rank's name wins, so the name is the same whichever rank decides.
+    int namer = std::get<2>(order[begin]);
+    for (size_t i = begin; i < end; ++i) namer = std::min(namer, std::get<2>(order[i]));
+    auto group = create_locked(world_, round.calls[namer].split_name, std::move(members));
+    for (size_t i = begin; i < end; ++i) round.split[std::get<2>(order[i])] = {group, static_cast<int>(i - begin)};
+    begin = end;
+  }
+}
+
+}  // namespace shardfuzz::comm::detail

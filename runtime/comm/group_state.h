@@ -1,0 +1,127 @@
+// The shared-memory rendezvous behind ThreadWorld: one WorldState per run, one GroupState per
+// group, one Round per collective (keyed by the group's sequence number). Internal to comm/.
+#pragma once
+
+#include "runtime/comm/communicator.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::comm::detail {
+
+class GroupState;
+
+// What one rank brings to one collective. Only pointers and metadata are published: peers read
+// the buffers in place, so the owner must keep them alive until GroupState::finish returns.
+struct Call {
+  std::string op;         // "all_reduce"
+  std::string signature;  // must be identical on every rank, e.g. "all_reduce(shape=[4], float, sum)"
+  std::string invalid;    // non-empty: why this rank's arguments were rejected
+  const void* input = nullptr;
+  std::vector<int64_t> send_rows, recv_rows;  // all_to_all_single, resolved per peer
+  int color = -1, key = 0;                    // split
+  std::string split_name;
+};
+
+struct SplitResult {
+  std::shared_ptr<GroupState> group;  // null for color < 0
+  int rank = -1;
+};
+
+struct Round {
+  explicit Round(int n) : calls(n), present(n, false), split(n) {}
+  enum class Verdict { Pending, Go, Failed };
+  std::vector<Call> calls;  // by group rank; immutable once the verdict is in
+  std::vector<bool> present;
+  int arrived = 0;
+  Verdict verdict = Verdict::Pending;
+  CollectiveError::Kind error_kind = CollectiveError::Kind::Mismatch;
+  std::string error_message;
+  std::vector<SplitResult> split;
+  int done = 0;  // ranks that finished reading peers' buffers
+  std::string compute_error;
+  int left = 0;  // ranks that will not touch this round again; the last one erases it
+};
+
+// One ThreadWorld::run. A single mutex serialises every group's bookkeeping: collectives hold it
+// only to publish and decide, never while copying, so contention is negligible and abort needs no
+// lock ordering between groups.
+class WorldState {
+ public:
+  WorldState(int world_size, std::chrono::milliseconds deadline);
+
+  // First failure wins; every group wakes so blocked ranks fail now instead of at the deadline.
+  void abort(int rank, const std::string& message);
+  // A rank thread returned: collectives still waiting for it can never complete.
+  void mark_exited(int rank);
+
+  const int world_size;
+  const std::chrono::milliseconds deadline;
+
+ private:
+  friend class GroupState;
+  void wake_all_locked();
+
+  std::mutex mu_;
+  bool aborted_ = false;
+  int aborted_rank_ = -1;
+  std::string abort_message_;
+  std::vector<bool> exited_;
+  std::vector<std::weak_ptr<GroupState>> groups_;
+};
+
+class GroupState {
+ public:
+  static std::shared_ptr<GroupState> create(std::shared_ptr<WorldState> world, std::string name,
+                                            std::vector<int> global_ranks);
+
+  // Phase 1: publish `call` as group rank `rank`'s part of collective `seq`, and block until all
+  // ranks have published and agree. Throws CollectiveError otherwise. The round stays valid until
+  // finish() returns.
+  Round& arrive(int rank, uint64_t seq, Call call);
+  // Phase 2: block until every rank has finished reading its peers' buffers, so no rank returns and
+  // frees (or overwrites) an input that is still being read. Rethrows any rank's compute error.
+  void finish(int rank, uint64_t seq, Round& round, const std::string& compute_error);
+
+  int size() const { return static_cast<int>(global_ranks_.size()); }
+  const std::string& name() const { return name_; }
+  const std::vector<int>& global_ranks() const { return global_ranks_; }
+
+  GroupState(std::shared_ptr<WorldState> world, std::string name, std::vector<int> global_ranks);
+
+ private:
+  friend class WorldState;
+  struct Progress {
+    bool entered = false;
+    uint64_t sequence = 0;
+    std::string signature;
+  };
+  static std::shared_ptr<GroupState> create_locked(const std::shared_ptr<WorldState>& world, std::string name,
+                                                   std::vector<int> global_ranks);
+  void decide_locked(Round& round, uint64_t seq);
+  void decide_split_locked(Round& round);
+  int exited_missing_rank_locked(const Round& round) const;
+  std::string deadline_message_locked(const Round& round, uint64_t seq, const std::string& signature) const;
+  void leave_locked(uint64_t seq, Round& round);
+  CollectiveError error(CollectiveError::Kind kind, int rank, const std::string& op, uint64_t seq,
+                        const std::string& message) const;
+
+  const std::shared_ptr<WorldState> world_;
+  const std::string name_;
+  const std::vector<int> global_ranks_;
+  std::condition_variable cv_;  // waits on world_->mu_
+  // Guarded by world_->mu_:
+  std::map<uint64_t, Round> rounds_;
+  std::vector<Progress> progress_;
+  bool poisoned_ = false;
+  CollectiveError::Kind poison_kind_ = CollectiveError::Kind::Deadline;
+  std::string poison_message_;
+};
+
+}  // namespace shardfuzz::comm::detail

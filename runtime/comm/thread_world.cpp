@@ -1,0 +1,85 @@
+// Starts, aborts and joins the rank threads of one ThreadWorld run.
+#include "runtime/comm/thread_world.h"
+#include "runtime/comm/group_state.h"
+#include "runtime/comm/rank_context.h"
+#include "runtime/comm/thread_communicator.h"
+
+#include <ATen/Parallel.h>
+
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+
+namespace shardfuzz::comm {
+
+ThreadWorld::ThreadWorld(ThreadWorldOptions options) : options_(options) {
+  if (options_.world_size < 1 || options_.world_size > 1024)
+    throw std::invalid_argument("ThreadWorldOptions.world_size: " + std::to_string(options_.world_size) +
+                                " is outside 1..1024");
+  if (options_.deadline.count() <= 0)
+    throw std::invalid_argument("ThreadWorldOptions.deadline: " + std::to_string(options_.deadline.count()) +
+                                " ms must be positive");
+  // Ranks are already the parallelism: an intra-op pool per rank thread would oversubscribe the
+  // cores. It is process-wide, hence once.
+  static std::once_flag single_threaded_ops;
+  std::call_once(single_threaded_ops, [] { at::set_num_threads(1); });
+}
+
+std::vector<RankOutcome> ThreadWorld::run(const std::function<void(std::shared_ptr<Communicator>)>& fn) {
+  const int n = options_.world_size;
+  auto world = std::make_shared<detail::WorldState>(n, options_.deadline);
+  std::vector<int> ranks(n);
+  std::iota(ranks.begin(), ranks.end(), 0);
+  auto group = detail::GroupState::create(world, "world", ranks);
+
+  std::vector<RankOutcome> outcomes(n);
+  auto rank_main = [&](int rank) {
+    RankScope scope(rank);
+    RankOutcome& outcome = outcomes[rank];
+    outcome.rank = rank;
+    try {
+      fn(std::make_shared<detail::ThreadCommunicator>(group, rank));
+      outcome.ok = true;
+    } catch (const std::exception& e) {
+      outcome.error = e.what();
+      outcome.exception = std::current_exception();
+    } catch (...) {
+      outcome.error = "unknown exception";
+      outcome.exception = std::current_exception();
+    }
+    if (!outcome.ok) world->abort(rank, outcome.error);
+    world->mark_exited(rank);
+  };
+
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  try {
+    for (int r = 0; r < n; ++r) threads.emplace_back(rank_main, r);
+  } catch (...) {
+    // Ranks already running would wait for the ones that never started.
+    world->abort(-1, "could not start all " + std::to_string(n) + " rank threads");
+    for (auto& t : threads) t.join();
+    throw;
+  }
+  for (auto& t : threads) t.join();
+  return outcomes;
+}
+
+void rethrow_root_failure(const std::vector<RankOutcome>& outcomes) {
+  const RankOutcome* first = nullptr;
+  for (const auto& o : outcomes) {
+    if (o.ok) continue;
+    if (!first) first = &o;
+    try {
+      std::rethrow_exception(o.exception);
+    } catch (const CollectiveError& e) {
+      if (e.kind != CollectiveError::Kind::Aborted) throw;
+    } catch (...) {
+      throw;
+    }
+  }
+  if (first) std::rethrow_exception(first->exception);
+}
+
+}  // namespace shardfuzz::comm

@@ -1,0 +1,50 @@
+// ThreadWorld: N ranks as threads of one process, collectives over shared memory. The `threads`
+// backend, and the way every runtime test gets a multi-rank world without a GPU.
+#pragma once
+
+#include "runtime/comm/communicator.h"
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::comm {
+
+struct ThreadWorldOptions {
+  int world_size = 1;
+  // How long a rank waits in one collective for its peers before the group is declared stuck.
+  std::chrono::milliseconds deadline{30000};
+};
+
+struct RankOutcome {
+  int rank = -1;
+  bool ok = false;
+  std::string error;             // what() of the exception the rank's function threw
+  std::exception_ptr exception;  // null when ok
+};
+
+class ThreadWorld {
+ public:
+  // Throws std::invalid_argument naming the field (world_size outside 1..1024, deadline <= 0).
+  explicit ThreadWorld(ThreadWorldOptions options);
+
+  // Runs fn(world communicator) on world_size threads (rank i on thread i) and joins them. Each run
+  // is a fresh world: new groups, sequence numbers from 0. If a rank throws, the world is aborted:
+  // every rank blocked in (or later entering) a collective gets CollectiveError(Kind::Aborted)
+  // naming the failed rank and its message. Rank failures are reported, never thrown.
+  std::vector<RankOutcome> run(const std::function<void(std::shared_ptr<Communicator>)>& fn);
+
+  const ThreadWorldOptions& options() const { return options_; }
+
+ private:
+  ThreadWorldOptions options_;
+};
+
+// Rethrows the failure that started it all: the first failed rank whose error is not a
+// consequence of the abort (Kind::Aborted), else the first failed rank. No-op if all ranks are ok.
+void rethrow_root_failure(const std::vector<RankOutcome>& outcomes);
+
+}  // namespace shardfuzz::comm

@@ -1,0 +1,90 @@
+// Flat all-gather and reduce-scatter over a group's parameters.
+#include "runtime/fsdp/collectives.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+namespace shardfuzz::fsdp {
+
+std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& inputs, comm::Communicator* comm,
+                                                 const at::Tensor& persistent,
+                                                 const std::shared_ptr<memory::Ledger>& ledger,
+                                                 const std::string& group) {
+  torch::autograd::AutoGradMode no_grad(false);
+  auto result = std::make_unique<AllGatherResult>();
+  int64_t row = 0;
+  for (const auto& t : inputs) {
+    result->split_sizes.push_back(t.numel());
+    row += t.numel();
+  }
+  const int size = comm ? comm->size() : 1;
+  const at::TensorOptions opts = inputs.empty() ? at::TensorOptions().dtype(at::kFloat) : inputs[0].options();
+  if (size == 1) {
+    // No collective at world size 1: copy the inputs into the (maybe persistent) output.
+    result->output = persistent.defined() ? persistent.view({1, row}) : at::empty({1, row}, opts);
+    if (!persistent.defined())
+      result->entry = ledger->add(group, memory::BufferKind::PendingAllGather, row * result->output.element_size());
+    int64_t off = 0;
+    for (const auto& t : inputs) {
+      result->output[0].narrow(0, off, t.numel()).copy_(t.reshape({-1}));
+      off += t.numel();
+    }
+    return result;
+  }
+  // Copy-in: this rank's pieces side by side, then one all-gather into the flat output.
+  at::Tensor copy_in = inputs.size() == 1 ? inputs[0].reshape({-1}).contiguous() : at::empty({row}, opts);
+  if (inputs.size() != 1) {
+    int64_t off = 0;
+    for (const auto& t : inputs) {
+      copy_in.narrow(0, off, t.numel()).copy_(t.reshape({-1}));
+      off += t.numel();
+    }
+  }
+  result->output = at::empty({size, row}, opts);
+  result->entry = ledger->add(group, memory::BufferKind::PendingAllGather, size * row * result->output.element_size());
+  comm->all_gather_into_tensor(result->output, copy_in);
+  return result;
+}
+
+at::Tensor gathered_piece(const AllGatherResult& result, std::size_t i) {
+  int64_t off = 0;
+  for (std::size_t k = 0; k < i; ++k) off += result.split_sizes[k];
+  return result.output.narrow(1, off, result.split_sizes[i]);
+}
+
+std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedParam>& params,
+                                                         comm::Communicator* shard_comm,
+                                                         comm::Communicator* replicate_comm,
+                                                         const std::shared_ptr<memory::Ledger>& ledger,
+                                                         const std::string& group) {
+  torch::autograd::AutoGradMode no_grad(false);
+  std::vector<ShardedParam*> with_grad;
+  std::vector<at::Tensor> rows;  // (size, padded) per param; unsharded grads are dropped here
+  for (auto& p : params) {
+    at::Tensor g = p.take_grad_for_reduce_scatter();
+    if (!g.defined()) continue;
+    with_grad.push_back(&p);
+    rows.push_back(std::move(g));
+  }
+  if (with_grad.empty()) return nullptr;
+  auto state = std::make_unique<ReduceScatterState>();
+  state->input = rows.size() == 1 ? rows[0].contiguous() : at::cat(rows, 1).contiguous();
+  rows.clear();
+  state->entry = ledger->add(group, memory::BufferKind::ReduceScatterInput,
+                             state->input.numel() * state->input.element_size());
+  const int size = shard_comm ? shard_comm->size() : 1;
+  at::Tensor output = at::empty({state->input.size(1)}, state->input.options());
+  if (size == 1)
+    output.copy_(state->input[0]);
+  else
+    shard_comm->reduce_scatter_tensor(output, state->input.view({-1}), comm::ReduceOp::Avg);
+  if (replicate_comm && replicate_comm->size() > 1) replicate_comm->all_reduce(output, comm::ReduceOp::Avg);
+  int64_t off = 0;
+  for (ShardedParam* p : with_grad) {
+    p->accumulate_sharded_grad(output.narrow(0, off, p->padded_sharded_numel()));
+    off += p->padded_sharded_numel();
+  }
+  return state;
+}
+
+}  // namespace shardfuzz::fsdp

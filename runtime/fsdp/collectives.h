@@ -1,0 +1,50 @@
+// The group-level collectives of FSDP2: one flat all-gather per unshard (sum of padded shard
+// numels x group size), its copy-out into each parameter, and the reduce-scatter of gradients.
+#pragma once
+
+#include "runtime/comm/communicator.h"
+#include "runtime/fsdp/sharded_param.h"
+#include "runtime/memory/ledger.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+namespace shardfuzz::fsdp {
+
+// An all-gather that was issued but not yet waited on (upstream AllGatherResult). The flat output
+// lives exactly as long as this object; its ledger entry with it.
+struct AllGatherResult {
+  at::Tensor output;          // (group size, per-rank numel) rows
+  std::vector<int64_t> split_sizes;  // per-param numel within a row
+  memory::LedgerEntry entry;  // PendingAllGather (or none when wrapping a persistent buffer)
+};
+
+// Gathers `inputs` (each rank's per-param flat pieces, same sizes on every rank) over `comm`.
+// A defined `persistent` buffer (world size 1) is reused instead of allocating.
+std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& inputs, comm::Communicator* comm,
+                                                 const at::Tensor& persistent,
+                                                 const std::shared_ptr<memory::Ledger>& ledger,
+                                                 const std::string& group);
+
+// Column block `i` of the result: (group size, split_sizes[i]).
+at::Tensor gathered_piece(const AllGatherResult& result, std::size_t i);
+
+// A reduce-scatter input kept alive until drained (upstream reduce_scatter_states).
+struct ReduceScatterState {
+  at::Tensor input;
+  memory::LedgerEntry entry;
+};
+
+// Reduce-scatters the unsharded gradients of `params` (those that have one) with AVG over
+// `shard_comm`, then all-reduces AVG over `replicate_comm` (HSDP) when given, and accumulates
+// into their sharded gradients. Returns the kept-alive input, or nullptr when no parameter had a
+// gradient (upstream skips the collective).
+std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedParam>& params,
+                                                         comm::Communicator* shard_comm,
+                                                         comm::Communicator* replicate_comm,
+                                                         const std::shared_ptr<memory::Ledger>& ledger,
+                                                         const std::string& group);
+
+}  // namespace shardfuzz::fsdp

@@ -1,0 +1,28 @@
+// fully_shard's options, as plain data.
+#pragma once
+
+#include <string>
+
+namespace shardfuzz::fsdp {
+
+// reshard_after_forward: True, False, an int N (keep a 1/N slice, re-gather over N ranks), or
+// Auto (upstream's None: True, except False for the root).
+struct ReshardAfterForward {
+  enum class Kind { Auto, True, False, Int };
+  Kind kind = Kind::Auto;
+  int n = 0;
+
+  static ReshardAfterForward automatic() { return {Kind::Auto, 0}; }
+  static ReshardAfterForward yes() { return {Kind::True, 0}; }
+  static ReshardAfterForward no() { return {Kind::False, 0}; }
+  static ReshardAfterForward ranks(int n) { return {Kind::Int, n}; }
+  std::string describe() const;
+};
+
+struct FullyShardOptions {
+  ReshardAfterForward reshard_after_forward;
+  int shard_dim = 0;  // Shard(dim); dims > 0 must divide evenly by the shard group size
+  bool reshard_after_backward = true;
+};
+
+}  // namespace shardfuzz::fsdp

@@ -1,0 +1,257 @@
+// The FSDP2 group state machine (fsdp2-semantics.md sections 3-10), recording one timeline event
+// per transition exactly where upstream's trace recorder does.
+#include "runtime/fsdp/param_group.h"
+
+#include "runtime/autograd/lambda_node.h"
+#include "runtime/compat/torch_compat.h"
+#include "runtime/fsdp/rank_runtime.h"
+#include "runtime/fsdp/state_context.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <stdexcept>
+
+namespace shardfuzz::fsdp {
+
+ParamGroup::ParamGroup(std::string name, std::vector<ShardedParam> params, GroupMesh mesh, FullyShardOptions options,
+                       RankRuntime& runtime)
+    : name_(std::move(name)),
+      params_(std::move(params)),
+      mesh_(std::move(mesh)),
+      options_(options),
+      runtime_(runtime) {
+  runtime_.register_group(this);
+}
+
+ParamGroup::~ParamGroup() { runtime_.unregister_group(this); }
+
+bool ParamGroup::reshard_after_forward() const {
+  switch (options_.reshard_after_forward.kind) {
+    case ReshardAfterForward::Kind::Auto: return !is_root_;
+    case ReshardAfterForward::Kind::True: return true;
+    case ReshardAfterForward::Kind::False: return false;
+    case ReshardAfterForward::Kind::Int: return options_.reshard_after_forward.n != 1;
+  }
+  return true;
+}
+
+bool ParamGroup::uses_post_forward_mesh() const { return mesh_.post_forward != nullptr; }
+
+void ParamGroup::lazy_init(StateContext* ctx, bool is_root) {
+  ctx_ = ctx;
+  is_root_ = is_root;
+}
+
+at::Tensor ParamGroup::persistent_buffer() {
+  if (!runtime_.profile().world1_persistent_all_gather_buffer || mesh_.shard->size() != 1) return {};
+  if (!persistent_all_gather_.defined()) {
+    int64_t row = 0;
+    for (const auto& p : params_) row += p.padded_sharded_numel();
+    persistent_all_gather_ = at::empty({row}, params_.front().sharded_data().options());
+    persistent_entry_ = runtime_.ledger().add(name_, memory::BufferKind::PersistentAllGather,
+                                              row * persistent_all_gather_.element_size());
+  }
+  return persistent_all_gather_;
+}
+
+// --- forward -----------------------------------------------------------------------------------
+
+at::Tensor ParamGroup::pre_forward(const at::Tensor& input) {
+  runtime_.record("pre_forward", name_, {{"in_backward", compat::in_backward()}});
+  training_state_ = TrainingState::Forward;
+  expects_backward_ = false;
+  unshard();
+  wait_for_unshard();
+  return register_post_backward_hook(input);
+}
+
+void ParamGroup::post_forward() {
+  // torch >= 2.10 skips both inside the autograd engine (AC recompute): PR #164009's is_bw().
+  if (runtime_.profile().post_forward_reshards_during_backward || !compat::in_backward()) {
+    reshard();
+    record_post_forward();
+  }
+  training_state_ = TrainingState::Idle;
+  runtime_.record("post_forward", name_, {{"in_backward", compat::in_backward()}});
+}
+
+void ParamGroup::record_post_forward() {
+  const int index = static_cast<int>(ctx_->post_forward_order.size());
+  ctx_->post_forward_order.push_back(this);
+  post_forward_indices_.push_back(index);
+}
+
+at::Tensor ParamGroup::register_post_backward_hook(const at::Tensor& input) {
+  // One node over the inputs that require grad; it runs after this module's whole backward.
+  if (!torch::autograd::GradMode::is_enabled() || !input.requires_grad()) return input;
+  at::Tensor alias;
+  {
+    torch::autograd::AutoGradMode off(false);
+    alias = input.detach();
+  }
+  return autograd::record_op("RegisterPostBackward(" + name_ + ")", {input}, alias,
+                             [this](const at::Tensor& grad) -> autograd::tensor_list {
+                               post_backward();
+                               return {grad};
+                             });
+}
+
+// --- backward ----------------------------------------------------------------------------------
+
+void ParamGroup::pre_backward(bool default_prefetch) {
+  runtime_.record("pre_backward_begin", name_);
+  if (training_state_ != TrainingState::PreBackward) {  // the first output's hook wins
+    training_state_ = TrainingState::PreBackward;
+    unshard();  // a no-op when prefetched
+    wait_for_unshard();
+    if (default_prefetch) backward_prefetch();
+  }
+  runtime_.record("pre_backward_end", name_);
+}
+
+void ParamGroup::backward_prefetch() {
+  // Implicit prefetch: assumes the reverse of post_forward_order is the pre-backward order and
+  // never asks whether the target already finished backward (upstream has no such check).
+  if (training_state_ != TrainingState::PreBackward) return;
+  if (post_forward_indices_.empty()) return;
+  const int current = post_forward_indices_.back();
+  post_forward_indices_.pop_back();
+  const int target = current - 1;
+  if (target < 0 || target >= static_cast<int>(ctx_->post_forward_order.size())) return;
+  prefetch_unshard(*ctx_->post_forward_order[static_cast<std::size_t>(target)], Pass::Backward, name_);
+}
+
+void ParamGroup::prefetch_unshard(ParamGroup& target, Pass pass, const std::string& issuer) {
+  nlohmann::json detail = {{"target", target.name_}, {"pass", to_string(pass)}};
+  const Profile& profile = target.runtime_.profile();
+  const bool pointless = pass == Pass::Backward && (target.training_state_ == TrainingState::PostBackward ||
+                                                    !target.expects_backward_);
+  if (profile.prefetch_skips_groups_without_pending_backward && pointless) {
+    detail["skipped"] = target.training_state_ == TrainingState::PostBackward ? "target already finished backward"
+                                                                              : "target will not run backward";
+    target.runtime_.record("prefetch", issuer, std::move(detail));
+    return;
+  }
+  target.runtime_.record("prefetch", issuer, std::move(detail));
+  const TrainingState saved = target.training_state_;
+  target.training_state_ = pass == Pass::Backward ? TrainingState::PreBackward : TrainingState::Forward;
+  try {
+    target.unshard();
+  } catch (...) {
+    target.training_state_ = saved;
+    throw;
+  }
+  target.training_state_ = saved;
+}
+
+void ParamGroup::post_backward() {
+  training_state_ = TrainingState::PostBackward;
+  if (options_.reshard_after_backward) reshard();
+  // Drain retained reduce-scatter inputs down to K before reducing (upstream: the next group's
+  // reduce waits on and drops the oldest).
+  while (ctx_ && !ctx_->reduce_scatter_states.empty() &&
+         ctx_->reduce_scatter_states.size() >= ctx_->reduce_scatter_keep)
+    ctx_->reduce_scatter_states.pop_front();
+  auto rs = reduce_scatter_grads(params_, mesh_.shard.get(), mesh_.replicate.get(), runtime_.ledger_ptr(), name_);
+  if (rs && ctx_) ctx_->reduce_scatter_states.push_back(std::move(rs));
+  if (runtime_.profile().free_unconsumed_all_gather_at_post_backward) drop_unconsumed_all_gathers();
+  runtime_.record("post_backward", name_);
+}
+
+void ParamGroup::drop_unconsumed_all_gathers() {
+  for (ParamGroup* g : runtime_.groups()) {
+    if (!g->all_gather_result_) continue;
+    if (g->training_state_ == TrainingState::PostBackward || !g->expects_backward_) g->all_gather_result_.reset();
+  }
+}
+
+void ParamGroup::finalize_backward() {
+  const bool dropped = all_gather_result_ != nullptr;
+  all_gather_result_.reset();  // a prefetch nobody waited for: freed only now upstream
+  post_forward_indices_.clear();
+  runtime_.record("finalize_backward", name_, {{"dropped_pending_all_gather", dropped}});
+}
+
+// --- unshard / reshard -------------------------------------------------------------------------
+
+void ParamGroup::unshard() {
+  if (all_gather_result_) return;
+  if (sharded_state_ == ShardedState::Unsharded) return;
+  std::vector<at::Tensor> inputs;
+  comm::Communicator* comm = mesh_.shard.get();
+  if (sharded_state_ == ShardedState::ShardedPostForward) {
+    inputs = post_forward_slices_;
+    comm = mesh_.post_forward.get();
+  } else {
+    for (const auto& p : params_) inputs.push_back(p.sharded_data());
+  }
+  const at::Tensor persistent = sharded_state_ == ShardedState::Sharded ? persistent_buffer() : at::Tensor();
+  all_gather_result_ = all_gather_flat(inputs, comm, persistent, runtime_.ledger_ptr(), name_);
+  runtime_.record("all_gather_issued", name_);
+}
+
+void ParamGroup::wait_for_unshard() {
+  if (!all_gather_result_) return;
+  const bool implicit_forward = training_state_ == TrainingState::Forward;
+  if (implicit_forward && ctx_) ctx_->all_gather_state.reset();  // free the previous group's output
+  const bool from_post_forward = sharded_state_ == ShardedState::ShardedPostForward;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    at::Tensor piece = gathered_piece(*all_gather_result_, i);
+    if (from_post_forward)
+      params_[i].copy_out_post_forward(piece);
+    else
+      params_[i].copy_out(piece);
+  }
+  post_forward_slices_.clear();
+  post_forward_entry_.reset();
+  sharded_state_ = ShardedState::Unsharded;
+  const int size = static_cast<int>(all_gather_result_->output.size(0));
+  if (implicit_forward && size > 1 && ctx_) {
+    // Deferred free lets this copy-out overlap the next all-gather upstream.
+    all_gather_result_->entry.retag(memory::BufferKind::DeferredAllGather);
+    ctx_->all_gather_state = std::move(all_gather_result_);
+  }
+  all_gather_result_.reset();
+}
+
+void ParamGroup::reshard() {
+  if (training_state_ == TrainingState::Forward) {
+    if (!reshard_after_forward()) {
+      runtime_.record("reshard", name_);
+      return;
+    }
+    if (uses_post_forward_mesh()) {
+      to_sharded_post_forward();
+      runtime_.record("reshard", name_);
+      return;
+    }
+  }
+  to_sharded();
+  runtime_.record("reshard", name_);
+}
+
+void ParamGroup::to_sharded() {
+  if (sharded_state_ == ShardedState::Sharded) return;
+  for (auto& p : params_) p.free_unsharded();
+  post_forward_slices_.clear();
+  post_forward_entry_.reset();
+  sharded_state_ = ShardedState::Sharded;
+}
+
+void ParamGroup::to_sharded_post_forward() {
+  if (sharded_state_ != ShardedState::Unsharded) return;
+  const int n = mesh_.post_forward->size();
+  const int j = mesh_.post_forward->rank();
+  int64_t bytes = 0;
+  post_forward_slices_.clear();
+  for (auto& p : params_) {
+    post_forward_slices_.push_back(p.post_forward_slice(j, n));
+    bytes += post_forward_slices_.back().numel() * post_forward_slices_.back().element_size();
+    p.free_unsharded();
+  }
+  post_forward_entry_ = runtime_.ledger().add(name_, memory::BufferKind::ShardedPostForward, bytes);
+  sharded_state_ = ShardedState::ShardedPostForward;
+}
+
+}  // namespace shardfuzz::fsdp

@@ -1,0 +1,58 @@
+// One rank's runtime services that the FSDP state machine reports to: its semantics profile, its
+// ledger, its timeline, and the registry of its groups (whose states every timeline event
+// snapshots: which hold a pending all-gather, which are unsharded).
+#pragma once
+
+#include "runtime/fsdp/profile.h"
+#include "runtime/memory/ledger.h"
+#include "runtime/memory/timeline.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::fsdp {
+
+class ParamGroup;
+
+class RankRuntime {
+ public:
+  RankRuntime(int rank, Profile profile);
+  RankRuntime(const RankRuntime&) = delete;
+  RankRuntime& operator=(const RankRuntime&) = delete;
+
+  int rank() const { return rank_; }
+  const Profile& profile() const { return profile_; }
+  memory::Ledger& ledger() { return *ledger_; }
+  const std::shared_ptr<memory::Ledger>& ledger_ptr() const { return ledger_; }
+  memory::Timeline& timeline() { return timeline_; }
+
+  int step() const { return step_; }
+  void set_step(int step) { step_ = step; }
+
+  void register_group(ParamGroup* group);
+  void unregister_group(ParamGroup* group);
+  std::vector<ParamGroup*> groups() const;
+  ParamGroup* find_group(const std::string& name) const;  // nullptr when none
+
+  // Appends one timeline event with the memory picture right now.
+  void record(const std::string& event, const std::string& group, nlohmann::json detail = nlohmann::json::object(),
+              const std::string& category = "fsdp");
+
+  std::vector<std::string> groups_with_pending_all_gather() const;
+  std::vector<std::string> unsharded_groups() const;
+
+ private:
+  int rank_;
+  Profile profile_;
+  std::shared_ptr<memory::Ledger> ledger_;
+  memory::Timeline timeline_;
+  int step_ = 0;
+  mutable std::mutex mu_;
+  std::vector<ParamGroup*> groups_;
+};
+
+}  // namespace shardfuzz::fsdp

@@ -1,0 +1,75 @@
+// ShardedParam (upstream FSDPParam): one parameter's padded local shard, its unsharded storage
+// (resized to zero bytes while sharded, so tensors autograd saved keep aliasing it), its sharded
+// gradient, and the layouts the all-gather and reduce-scatter use.
+#pragma once
+
+#include "runtime/memory/ledger.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::fsdp {
+
+class ShardedParam {
+ public:
+  // Takes the full tensor in `slot`, keeps this rank's zero-padded torch.chunk shard along
+  // `shard_dim`, and puts the unsharded parameter (no storage yet) into the slot.
+  ShardedParam(std::string fqn, at::Tensor& slot, int shard_dim, int shard_rank, int shard_size,
+               std::shared_ptr<memory::Ledger> ledger, std::string group);
+
+  const std::string& fqn() const { return fqn_; }
+  bool requires_grad() const { return requires_grad_; }
+  int shard_dim() const { return shard_dim_; }
+  const std::vector<int64_t>& full_sizes() const { return full_sizes_; }
+  int64_t numel() const { return numel_; }
+  int64_t padded_sharded_numel() const { return padded_; }
+  int64_t unsharded_padded_numel() const { return padded_ * shard_size_; }
+  int64_t element_size() const;
+
+  const at::Tensor& sharded_data() const { return sharded_data_; }  // 1-D, padded
+  at::Tensor local_shard() const;  // un-padded, in the parameter's own layout
+  at::Tensor& sharded_grad() { return sharded_grad_; }  // 1-D, padded; undefined when none
+
+  // Unsharded storage (the all-gather outputs the parameter views).
+  void alloc_unsharded();
+  void free_unsharded();
+  bool unsharded_allocated() const;
+  const at::Tensor& unsharded_param() const { return unsharded_param_; }
+  // gathered: (shard_size, padded) — row r is rank r's padded shard.
+  void copy_out(const at::Tensor& gathered);
+
+  // int reshard_after_forward: the j-th of n equal contiguous slices of the padded unsharded
+  // buffer (a clone), and the copy-out of n gathered slices (n, len).
+  at::Tensor post_forward_slice(int j, int n) const;
+  void copy_out_post_forward(const at::Tensor& gathered);
+
+  // The unsharded gradient as (shard_size, padded) rows, rank r's chunk in row r; undefined when
+  // the parameter has no gradient. Resets the unsharded gradient.
+  at::Tensor take_grad_for_reduce_scatter();
+  void accumulate_sharded_grad(const at::Tensor& padded_shard);
+  void clear_sharded_grad();
+
+ private:
+  std::vector<int64_t> local_sizes() const;  // one chunk along shard_dim (dim 0: padded rows)
+
+  std::string fqn_;
+  std::string group_;
+  std::shared_ptr<memory::Ledger> ledger_;
+  int shard_dim_;
+  int shard_rank_;
+  int shard_size_;
+  bool requires_grad_;
+  std::vector<int64_t> full_sizes_;
+  int64_t numel_ = 0;
+  int64_t padded_ = 0;  // numel of every rank's padded local shard
+  at::Tensor sharded_data_;
+  at::Tensor all_gather_output_;  // 1-D, shard_size * padded
+  at::Tensor unsharded_param_;    // leaf viewing all_gather_output_
+  at::Tensor sharded_grad_;
+  memory::LedgerEntry sharded_entry_, unsharded_entry_, grad_entry_;
+};
+
+}  // namespace shardfuzz::fsdp

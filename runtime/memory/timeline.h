@@ -1,0 +1,47 @@
+// The timeline: one record per scheduling event on one rank, with the memory picture right after
+// it (allocator bytes, ledger totals by kind, and which groups hold pending all-gathers or
+// unsharded params). It is what properties, reports and conformance read.
+#pragma once
+
+#include "runtime/memory/ledger.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::memory {
+
+struct TimelineEvent {
+  std::string event;    // pre_forward, post_forward, pre_backward_begin, prefetch, reshard, ...
+  std::string group;    // module path of the FSDP group ("root" for the root module)
+  nlohmann::json detail = nlohmann::json::object();  // in_backward, target, pass, dropped_pending_all_gather
+  std::string category = "fsdp";  // "fsdp" for scheduler events, "train" for step phases
+  int rank = 0;
+  int step = 0;
+  int64_t allocated_bytes = 0;  // the allocator probe, this rank
+  int64_t peak_bytes = 0;
+  KindTotals ledger{};          // ledger bytes by kind, this rank
+  std::vector<std::string> pending_all_gather;  // sorted group names
+  std::vector<std::string> unsharded;           // sorted group names
+
+  int64_t ledger_total() const;
+  nlohmann::json to_json() const;
+};
+
+class Timeline {
+ public:
+  void record(TimelineEvent event);
+  std::vector<TimelineEvent> events() const;
+  std::vector<TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;
+  void clear();
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<TimelineEvent> events_;
+};
+
+}  // namespace shardfuzz::memory

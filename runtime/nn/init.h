@@ -1,0 +1,24 @@
+// Deterministic parameter init from a per-model generator, so every rank and the unsharded
+// reference build bit-identical models from one seed (LibTorch's default generator is
+// process-global and rank threads would race on it).
+#pragma once
+
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace shardfuzz::nn {
+
+class Init {
+ public:
+  explicit Init(uint64_t seed);
+  at::Tensor normal(const std::vector<int64_t>& sizes, double std);
+  at::Tensor zeros(const std::vector<int64_t>& sizes);
+
+ private:
+  at::Generator gen_;
+};
+
+}  // namespace shardfuzz::nn

@@ -1,0 +1,33 @@
+// Model assembly.
+#include "runtime/nn/model.h"
+
+#include "runtime/nn/ops.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace shardfuzz::nn {
+
+at::Tensor Sequential::forward(const at::Tensor& x) {
+  at::Tensor h = x;
+  for (auto& [name, child] : children()) h = (*child)(h);
+  return h;
+}
+
+Model::Model(const ModelConfig& config) : Module("Model"), config_(config) {
+  if (config.blocks < 0) throw std::invalid_argument("model.blocks: negative (" + std::to_string(config.blocks) + ")");
+  if (config.dim < 1 || config.hidden < 1 || config.experts < 1)
+    throw std::invalid_argument("model: dim, hidden and experts must be >= 1");
+  Init init(config.seed);
+  layers_ = register_module("layers", std::make_shared<Sequential>());
+  for (int i = 0; i < config.blocks; ++i)
+    layers_->register_module(std::to_string(i), std::make_shared<Block>(config.dim, config.experts, config.hidden,
+                                                                        config.moe, config.gated, init));
+  out_ = register_module("out", std::make_shared<Linear>(config.dim, config.dim, init));
+}
+
+at::Tensor Model::forward(const at::Tensor& x) { return (*out_)((*layers_)(x)); }
+
+at::Tensor sum_loss(const at::Tensor& output) { return ops::sum_all(output); }
+
+}  // namespace shardfuzz::nn

@@ -1,0 +1,82 @@
+// The runtime's own module tree: named children, named parameters, forward hooks (where
+// fully_shard attaches) and an activation-checkpoint mode. Deliberately small: scenario models are
+// built from these as plain functions of plain data.
+#pragma once
+
+#include "runtime/ac/checkpoint.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardfuzz::nn {
+
+class Module;
+
+// What fully_shard installs on a module. The hooks sit outside the checkpoint region, as with
+// torchtitan's order (checkpoint_wrapper first, then fully_shard).
+class ForwardHooks {
+ public:
+  virtual ~ForwardHooks() = default;
+  virtual at::Tensor pre_forward(Module& module, const at::Tensor& input) = 0;
+  virtual at::Tensor post_forward(Module& module, const at::Tensor& output) = 0;
+};
+
+class Module {
+ public:
+  explicit Module(std::string type) : type_(std::move(type)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Runs the hooks, then forward() (checkpointed when asked).
+  at::Tensor operator()(const at::Tensor& input);
+  virtual at::Tensor forward(const at::Tensor& input) = 0;
+
+  const std::string& type() const { return type_; }
+  // Dotted path from the root ("" for the root itself), set by register_module.
+  const std::string& path() const { return path_; }
+  std::string display_name() const { return path_.empty() ? "root" : path_; }
+
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> child) {
+    attach(name, child);
+    return child;
+  }
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
+  // This module and every descendant, pre-order (as nn.Module.modules()).
+  std::vector<Module*> modules();
+
+  struct Parameter {
+    std::string name;
+    at::Tensor tensor;  // a leaf; fully_shard swaps in its unsharded parameter
+  };
+  at::Tensor& register_parameter(const std::string& name, at::Tensor value, bool requires_grad);
+  at::Tensor& param(const std::string& name);
+  std::vector<Parameter>& own_parameters() { return params_; }
+  // (path-qualified name, parameter) for the whole subtree, pre-order.
+  std::vector<std::pair<std::string, at::Tensor*>> named_parameters();
+  void set_requires_grad(bool requires_grad);  // on the whole subtree (freezing)
+
+  ac::CheckpointMode checkpoint_mode() const { return checkpoint_; }
+  void set_checkpoint_mode(ac::CheckpointMode mode) { checkpoint_ = mode; }
+
+  const std::shared_ptr<ForwardHooks>& hooks() const { return hooks_; }
+  void set_hooks(std::shared_ptr<ForwardHooks> hooks) { hooks_ = std::move(hooks); }
+
+ private:
+  void attach(const std::string& name, std::shared_ptr<Module> child);
+  void set_path(const std::string& path);
+
+  std::string type_;
+  std::string path_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  std::vector<Parameter> params_;
+  ac::CheckpointMode checkpoint_ = ac::CheckpointMode::None;
+  std::shared_ptr<ForwardHooks> hooks_;
+};
+
+}  // namespace shardfuzz::nn

@@ -1,0 +1,87 @@
+// SGD and AdamW (decoupled weight decay), bias-corrected as torch.optim.AdamW.
+#include "runtime/train/optimizer.h"
+
+#include "runtime/fsdp/param_group.h"
+#include "runtime/fsdp/rank_runtime.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace shardfuzz::train {
+
+OptimizerConfig::Kind optimizer_kind_from_string(const std::string& name) {
+  if (name == "sgd") return OptimizerConfig::Kind::Sgd;
+  if (name == "adamw") return OptimizerConfig::Kind::AdamW;
+  throw std::invalid_argument("optimizer: unknown kind '" + name + "' (sgd, adamw)");
+}
+
+void ParamSlot::update(const at::Tensor& grad, int64_t step, const OptimizerConfig& c,
+                       const std::shared_ptr<memory::Ledger>& ledger, const std::string& group) {
+  torch::autograd::AutoGradMode no_grad(false);
+  if (c.kind == OptimizerConfig::Kind::Sgd) {
+    if (c.weight_decay != 0) param.mul_(1 - c.lr * c.weight_decay);
+    param.add_(grad, -c.lr);
+    return;
+  }
+  if (!exp_avg.defined()) {
+    exp_avg = at::zeros_like(param);
+    exp_avg_sq = at::zeros_like(param);
+    if (ledger) state_entry = ledger->add(group, memory::BufferKind::OptimizerState, 2 * param.numel() * param.element_size());
+  }
+  param.mul_(1 - c.lr * c.weight_decay);
+  exp_avg.mul_(c.beta1).add_(grad, 1 - c.beta1);
+  exp_avg_sq.mul_(c.beta2).addcmul_(grad, grad, 1 - c.beta2);
+  const double bc1 = 1 - std::pow(c.beta1, static_cast<double>(step));
+  const double bc2 = 1 - std::pow(c.beta2, static_cast<double>(step));
+  at::Tensor denom = (exp_avg_sq / bc2).sqrt_().add_(c.eps);
+  param.addcdiv_(exp_avg, denom, -c.lr / bc1);
+}
+
+ShardedOptimizer::ShardedOptimizer(std::vector<fsdp::ParamGroup*> groups, OptimizerConfig config,
+                                   fsdp::RankRuntime& runtime)
+    : groups_(std::move(groups)), config_(config), runtime_(runtime) {
+  for (fsdp::ParamGroup* g : groups_) {
+    std::vector<ParamSlot> slots(g->params().size());
+    for (std::size_t i = 0; i < slots.size(); ++i) slots[i].param = g->params()[i].sharded_data();
+    slots_.push_back(std::move(slots));
+  }
+}
+
+void ShardedOptimizer::step() {
+  ++step_;
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    auto& params = groups_[gi]->params();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (!params[i].requires_grad() || !params[i].sharded_grad().defined()) continue;
+      slots_[gi][i].update(params[i].sharded_grad(), step_, config_, runtime_.ledger_ptr(), groups_[gi]->name());
+    }
+  }
+}
+
+void ShardedOptimizer::zero_grad() {
+  for (fsdp::ParamGroup* g : groups_)
+    for (auto& p : g->params()) p.clear_sharded_grad();
+}
+
+ReferenceOptimizer::ReferenceOptimizer(std::vector<at::Tensor*> params, OptimizerConfig config)
+    : params_(std::move(params)), config_(config), slots_(params_.size()) {
+  for (std::size_t i = 0; i < params_.size(); ++i) slots_[i].param = *params_[i];
+}
+
+void ReferenceOptimizer::step() {
+  ++step_;
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    at::Tensor grad = params_[i]->grad();
+    if (!params_[i]->requires_grad() || !grad.defined()) continue;
+    slots_[i].update(grad, step_, config_, nullptr, "");
+  }
+}
+
+void ReferenceOptimizer::zero_grad() {
+  for (at::Tensor* p : params_) p->mutable_grad() = at::Tensor();
+}
+
+}  // namespace shardfuzz::train

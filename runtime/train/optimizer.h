@@ -1,0 +1,70 @@
+// Optimizers on local shards (SGD, AdamW), and the same update on full tensors for the unsharded
+// reference, so parity compares one formula applied two ways.
+#pragma once
+
+#include "runtime/memory/ledger.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::fsdp {
+class ParamGroup;
+class RankRuntime;
+}  // namespace shardfuzz::fsdp
+
+namespace shardfuzz::train {
+
+struct OptimizerConfig {
+  enum class Kind { Sgd, AdamW };
+  Kind kind = Kind::Sgd;
+  double lr = 0.05;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+};
+OptimizerConfig::Kind optimizer_kind_from_string(const std::string& name);  // "sgd" | "adamw"
+
+// One tensor's optimizer state and its update (in place, under no-grad).
+struct ParamSlot {
+  at::Tensor param;  // data updated in place
+  at::Tensor exp_avg, exp_avg_sq;
+  memory::LedgerEntry state_entry;
+  void update(const at::Tensor& grad, int64_t step, const OptimizerConfig& config,
+              const std::shared_ptr<memory::Ledger>& ledger, const std::string& group);
+};
+
+// Steps every ShardedParam with a sharded gradient, on its padded local data (padding stays 0:
+// its gradient is 0 and so is its decayed value).
+class ShardedOptimizer {
+ public:
+  ShardedOptimizer(std::vector<fsdp::ParamGroup*> groups, OptimizerConfig config, fsdp::RankRuntime& runtime);
+  void step();
+  void zero_grad();
+
+ private:
+  std::vector<fsdp::ParamGroup*> groups_;
+  OptimizerConfig config_;
+  fsdp::RankRuntime& runtime_;
+  std::vector<std::vector<ParamSlot>> slots_;  // per group, per param
+  int64_t step_ = 0;
+};
+
+// The same update on a plain module's full parameters (the unsharded reference).
+class ReferenceOptimizer {
+ public:
+  ReferenceOptimizer(std::vector<at::Tensor*> params, OptimizerConfig config);
+  void step();
+  void zero_grad();
+
+ private:
+  std::vector<at::Tensor*> params_;
+  OptimizerConfig config_;
+  std::vector<ParamSlot> slots_;
+  int64_t step_ = 0;
+};
+
+}  // namespace shardfuzz::train

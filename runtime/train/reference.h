@@ -1,0 +1,25 @@
+// The unsharded single-rank reference: the same model from the same seed, fed every rank's batch
+// in turn with the loss averaged over ranks (what reduce-scatter AVG computes), then the same
+// optimizer update on full tensors. Parity compares a sharded run against it.
+#pragma once
+
+#include "runtime/nn/module.h"
+#include "runtime/train/optimizer.h"
+#include "runtime/train/step.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace shardfuzz::train {
+
+using InputFn = std::function<at::Tensor(int rank, int step)>;
+
+struct ReferenceRun {
+  std::vector<std::vector<double>> losses;  // [step][rank]
+};
+
+ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const InputFn& input, const LossFn& loss_fn,
+                           const OptimizerConfig& optimizer);
+
+}  // namespace shardfuzz::train
