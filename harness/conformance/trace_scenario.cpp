@@ -128,7 +128,8 @@ TraceRun run_trace_scenario(const TraceScenario& sc, int world_size, const fsdp:
   });
   for (const auto& o : outcomes)
     if (!o.ok) {
-      run.error = "rank " + std::to_string(o.rank) + ": " + o.error;
+      // LibTorch appends a C++ backtrace to its messages; the first lines say what happened.
+      run.error = "rank " + std::to_string(o.rank) + ": " + o.error.substr(0, o.error.find("\nException raised from"));
       break;
     }
   return run;

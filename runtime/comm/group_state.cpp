@@ -75,13 +75,14 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
   const std::string op = call.op;
   const std::string signature = call.signature;
   const std::string invalid = call.invalid;
+  const auto aborted = [&] {
+    return error(Kind::Aborted, rank, op, seq,
+                 op + " at sequence " + std::to_string(seq) + " in group '" + name_ + "' aborted: rank " +
+                     std::to_string(world_->aborted_rank_) + " failed: " + world_->abort_message_);
+  };
   std::unique_lock<std::mutex> lock(world_->mu_);
   progress_[rank] = {true, seq, signature};
-  if (world_->aborted_) {
-    throw error(Kind::Aborted, rank, op, seq,
-                op + " at sequence " + std::to_string(seq) + " in group '" + name_ + "' aborted: rank " +
-                    std::to_string(world_->aborted_rank_) + " failed: " + world_->abort_message_);
-  }
+  if (world_->aborted_) throw aborted();
   if (poisoned_) {
     throw error(poison_kind_, rank, op, seq,
                 "group '" + name_ + "' is unusable after an earlier failure: " + poison_message_);
@@ -116,11 +117,7 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
     leave_locked(seq, round);
     throw error(kind, rank, op, seq, message);
   }
-  if (world_->aborted_) {
-    throw error(Kind::Aborted, rank, op, seq,
-                op + " at sequence " + std::to_string(seq) + " in group '" + name_ + "' aborted: rank " +
-                    std::to_string(world_->aborted_rank_) + " failed: " + world_->abort_message_);
-  }
+  if (world_->aborted_) throw aborted();
   if (!poisoned_) {
     const int gone = exited_missing_rank_locked(round);
     poisoned_ = true;

@@ -46,10 +46,11 @@ ShardedParam::ShardedParam(std::string fqn, at::Tensor& slot, int shard_dim, int
   }
   sharded_entry_ = ledger_->add(group_, memory::BufferKind::ShardedParam, padded_ * element_size());
 
+  // The view must exist before the storage shrinks (views check bounds when made).
   all_gather_output_ = at::empty({padded_ * shard_size_}, full.options());
-  compat::resize_storage_bytes(all_gather_output_, 0);
   unsharded_param_ = all_gather_output_.narrow(0, 0, numel_).view(full_sizes_).detach();
   unsharded_param_.set_requires_grad(requires_grad_);
+  compat::resize_storage_bytes(all_gather_output_, 0);
   slot = unsharded_param_;  // the full tensor dies with its last reference
 }
 
