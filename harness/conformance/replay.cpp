@@ -40,20 +40,16 @@ std::string describe_recorded(const nlohmann::json& e) {
   return os.str();
 }
 
-ConformanceResult compare_trace(const nlohmann::json& trace, const TraceRun& run) {
+ConformanceResult compare_trace(const nlohmann::json& trace, const RunRecord& run) {
   ConformanceResult r;
   if (!run.error.empty()) {
     r.message = "native run failed: " + run.error;
     return r;
   }
   const auto& steps = trace.at("steps");
-  if (steps.size() != run.steps.size()) {
-    r.message = "recorded " + std::to_string(steps.size()) + " steps, native ran " + std::to_string(run.steps.size());
-    return r;
-  }
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const auto& want = steps[s];
-    const auto& got = run.steps[s];
+    const auto got = run.ranks.at(0).events_of_step(static_cast<int>(s));
     for (std::size_t i = 0; i < std::max(want.size(), got.size()); ++i) {
       const std::string where = "step " + std::to_string(s) + " event " + std::to_string(i);
       if (i >= got.size()) {
@@ -94,11 +90,11 @@ ConformanceResult replay_trace_file(const std::string& path) {
       r.message = "the recording itself failed: " + trace.at("error").dump();
       return r;
     }
-    TraceScenario sc = TraceScenario::from_json(trace.at("scenario"));
+    ModelScenario sc = ModelScenario::from_trace_json(trace.at("scenario"));
     sc.steps = static_cast<int>(trace.at("steps").size());
     const int world = trace.at("world_size").get<int>();
     fsdp::Profile profile = fsdp::Profile::named(trace.at("profile").get<std::string>());
-    r = compare_trace(trace, run_trace_scenario(sc, world, profile));
+    r = compare_trace(trace, run_on_threads(sc, world, profile));
     r.file = std::filesystem::path(path).filename().string();
   } catch (const std::exception& e) {
     r.ok = false;

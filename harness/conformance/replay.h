@@ -3,7 +3,8 @@
 // all-gather / unsharded sets after the event.
 #pragma once
 
-#include "harness/conformance/trace_scenario.h"
+#include "harness/thread_runner.h"
+#include "runtime/memory/timeline.h"
 
 #include <nlohmann/json.hpp>
 
@@ -19,8 +20,8 @@ struct ConformanceResult {
   std::string message;     // the first divergence, or the error
 };
 
-// Compares a recorded trace (parsed JSON) with a native run of it.
-ConformanceResult compare_trace(const nlohmann::json& trace, const TraceRun& run);
+// Compares a recorded trace (parsed JSON) with rank 0 of a native run of it.
+ConformanceResult compare_trace(const nlohmann::json& trace, const RunRecord& run);
 ConformanceResult replay_trace_file(const std::string& path);
 // Every *.json in `dir`, sorted by name. Throws std::runtime_error when the folder is missing.
 std::vector<ConformanceResult> replay_trace_dir(const std::string& dir);

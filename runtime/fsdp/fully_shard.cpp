@@ -9,13 +9,13 @@
 namespace shardfuzz::fsdp {
 namespace {
 
-// Parameters of `module`'s subtree not under a nested fully_shard (pre-order, path-qualified).
-void collect_managed(nn::Module& module, const std::string& prefix, bool is_top,
-                     std::vector<std::pair<std::string, at::Tensor*>>& out) {
+// Parameters of `module`'s subtree not under a nested fully_shard (pre-order, with their full
+// dotted paths from the root).
+void collect_managed(nn::Module& module, bool is_top, std::vector<std::pair<std::string, at::Tensor*>>& out) {
   if (!is_top && fsdp_state_of(module)) return;
-  for (auto& p : module.own_parameters()) out.emplace_back(prefix.empty() ? p.name : prefix + "." + p.name, &p.tensor);
-  for (auto& [name, child] : module.children())
-    collect_managed(*child, prefix.empty() ? name : prefix + "." + name, false, out);
+  for (auto& p : module.own_parameters())
+    out.emplace_back(module.path().empty() ? p.name : module.path() + "." + p.name, &p.tensor);
+  for (auto& [name, child] : module.children()) collect_managed(*child, false, out);
 }
 
 GroupMesh group_mesh(const mesh::DeviceMesh& mesh, const FullyShardOptions& options, const std::string& where) {
@@ -59,7 +59,7 @@ std::shared_ptr<FSDPState> fully_shard(nn::Module& module, const mesh::DeviceMes
     options.reshard_after_forward = ReshardAfterForward::no();
 
   std::vector<std::pair<std::string, at::Tensor*>> managed;
-  collect_managed(module, "", true, managed);
+  collect_managed(module, true, managed);
   std::unique_ptr<ParamGroup> group;
   if (!managed.empty()) {
     std::vector<ShardedParam> params;
