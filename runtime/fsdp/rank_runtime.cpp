@@ -9,7 +9,10 @@
 namespace shardfuzz::fsdp {
 
 RankRuntime::RankRuntime(int rank, Profile profile)
-    : rank_(rank), profile_(std::move(profile)), ledger_(std::make_shared<memory::Ledger>(rank)) {}
+    : rank_(rank), profile_(std::move(profile)), ledger_(std::make_shared<memory::Ledger>(rank)) {
+  memory::reset_peak(rank_);
+  baseline_bytes_ = memory::allocated_bytes(rank_).current;
+}
 
 void RankRuntime::register_group(ParamGroup* group) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -32,22 +35,6 @@ ParamGroup* RankRuntime::find_group(const std::string& name) const {
   return nullptr;
 }
 
-std::vector<std::string> RankRuntime::groups_with_pending_all_gather() const {
-  std::vector<std::string> out;
-  for (ParamGroup* g : groups())
-    if (g->has_pending_all_gather()) out.push_back(g->name());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::vector<std::string> RankRuntime::unsharded_groups() const {
-  std::vector<std::string> out;
-  for (ParamGroup* g : groups())
-    if (g->is_unsharded()) out.push_back(g->name());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 void RankRuntime::record(const std::string& event, const std::string& group, nlohmann::json detail,
                          const std::string& category) {
   memory::TimelineEvent e;
@@ -58,11 +45,20 @@ void RankRuntime::record(const std::string& event, const std::string& group, nlo
   e.rank = rank_;
   e.step = step_;
   memory::RankBytes bytes = memory::allocated_bytes(rank_);
-  e.allocated_bytes = bytes.current;
-  e.peak_bytes = bytes.peak;
+  e.allocated_bytes = bytes.current - baseline_bytes_;
+  e.peak_bytes = bytes.peak - baseline_bytes_;
   e.ledger = ledger_->totals();
-  e.pending_all_gather = groups_with_pending_all_gather();
-  e.unsharded = unsharded_groups();
+  for (ParamGroup* g : groups()) {
+    if (g->has_pending_all_gather()) {
+      e.pending_all_gather.push_back(g->name());
+      e.pending_all_gather_bytes[g->name()] = g->pending_all_gather_bytes();
+    }
+    if (g->is_unsharded()) e.unsharded.push_back(g->name());
+    if (g->training_state() == TrainingState::PostBackward) e.finished_backward.push_back(g->name());
+  }
+  std::sort(e.pending_all_gather.begin(), e.pending_all_gather.end());
+  std::sort(e.unsharded.begin(), e.unsharded.end());
+  std::sort(e.finished_backward.begin(), e.finished_backward.end());
   timeline_.record(std::move(e));
 }
 

@@ -38,12 +38,10 @@ class RankRuntime {
   std::vector<ParamGroup*> groups() const;
   ParamGroup* find_group(const std::string& name) const;  // nullptr when none
 
-  // Appends one timeline event with the memory picture right now.
+  // Appends one timeline event with the memory picture right now (allocator bytes relative to
+  // when this runtime was created).
   void record(const std::string& event, const std::string& group, nlohmann::json detail = nlohmann::json::object(),
               const std::string& category = "fsdp");
-
-  std::vector<std::string> groups_with_pending_all_gather() const;
-  std::vector<std::string> unsharded_groups() const;
 
  private:
   int rank_;
@@ -51,6 +49,8 @@ class RankRuntime {
   std::shared_ptr<memory::Ledger> ledger_;
   memory::Timeline timeline_;
   int step_ = 0;
+  // The probe counts per rank for the whole process; events report bytes above this runtime's start.
+  int64_t baseline_bytes_ = 0;
   mutable std::mutex mu_;
   std::vector<ParamGroup*> groups_;
 };

@@ -1,11 +1,35 @@
 // Timeline storage and its JSON form (the RunRecord's per-rank timeline).
 #include "runtime/memory/timeline.h"
 
+#include <algorithm>
+
 namespace shardfuzz::memory {
 
 int64_t TimelineEvent::ledger_total() const {
   int64_t sum = 0;
   for (int64_t v : ledger) sum += v;
+  return sum;
+}
+
+std::vector<std::string> TimelineEvent::stale_all_gathers() const {
+  std::vector<std::string> out;
+  for (const auto& g : pending_all_gather)
+    if (std::find(finished_backward.begin(), finished_backward.end(), g) != finished_backward.end()) out.push_back(g);
+  return out;
+}
+
+int64_t TimelineEvent::stale_all_gather_bytes() const {
+  int64_t sum = 0;
+  for (const auto& g : stale_all_gathers()) {
+    auto it = pending_all_gather_bytes.find(g);
+    if (it != pending_all_gather_bytes.end()) sum += it->second;
+  }
+  return sum;
+}
+
+int64_t TimelineEvent::pending_total_bytes() const {
+  int64_t sum = 0;
+  for (const auto& [g, b] : pending_all_gather_bytes) sum += b;
   return sum;
 }
 
@@ -22,7 +46,9 @@ nlohmann::json TimelineEvent::to_json() const {
                       {"peak_bytes", peak_bytes},
                       {"ledger", kinds},
                       {"pending_all_gather", pending_all_gather},
-                      {"unsharded", unsharded}};
+                      {"unsharded", unsharded},
+                      {"finished_backward", finished_backward},
+                      {"pending_all_gather_bytes", pending_all_gather_bytes}};
   if (!detail.empty()) j["detail"] = detail;
   return j;
 }

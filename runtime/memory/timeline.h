@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -21,11 +22,18 @@ struct TimelineEvent {
   std::string category = "fsdp";  // "fsdp" for scheduler events, "train" for step phases
   int rank = 0;
   int step = 0;
-  int64_t allocated_bytes = 0;  // the allocator probe, this rank
-  int64_t peak_bytes = 0;
+  int64_t allocated_bytes = 0;  // the allocator probe, this rank, above the rank runtime's start
+  int64_t peak_bytes = 0;       // peak since the rank runtime's start, same origin
   KindTotals ledger{};          // ledger bytes by kind, this rank
   std::vector<std::string> pending_all_gather;  // sorted group names
   std::vector<std::string> unsharded;           // sorted group names
+  std::vector<std::string> finished_backward;   // groups whose post_backward ran in this backward
+  std::map<std::string, int64_t> pending_all_gather_bytes;  // bytes each pending all-gather holds
+
+  // Pending all-gathers held by groups that already finished backward: the leak.
+  std::vector<std::string> stale_all_gathers() const;
+  int64_t stale_all_gather_bytes() const;
+  int64_t pending_total_bytes() const;
 
   int64_t ledger_total() const;
   nlohmann::json to_json() const;

@@ -25,6 +25,12 @@ at::Tensor no_grad(F&& f) {
 
 at::Tensor t_last2(const at::Tensor& t) { return t.dim() < 2 ? t : t.transpose(-1, -2); }
 
+// An op that saves its own output must save it without the grad_fn the output is about to get:
+// the node would otherwise own a tensor that owns the node, a cycle that only running the node
+// breaks — and a recomputed (never back-propagated) graph never runs (upstream's SavedVariable
+// stores outputs the same way).
+SavedTensor save_output(const at::Tensor& out) { return SavedTensor::save(out.detach()); }
+
 }  // namespace
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
@@ -84,7 +90,7 @@ at::Tensor scale(const at::Tensor& x, double factor) {
 
 at::Tensor relu(const at::Tensor& x) {
   at::Tensor out = no_grad([&] { return at::relu(x); });
-  SavedTensor so = wants(x) ? SavedTensor::save(out) : SavedTensor();
+  SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
   return record_op("ReluBackward", {x}, out, [so](const at::Tensor& g) -> tensor_list {
     return {g * (so.unpack() > 0).to(g.scalar_type())};
   });
@@ -92,7 +98,7 @@ at::Tensor relu(const at::Tensor& x) {
 
 at::Tensor sigmoid(const at::Tensor& x) {
   at::Tensor out = no_grad([&] { return at::sigmoid(x); });
-  SavedTensor so = wants(x) ? SavedTensor::save(out) : SavedTensor();
+  SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
   return record_op("SigmoidBackward", {x}, out, [so](const at::Tensor& g) -> tensor_list {
     at::Tensor y = so.unpack();
     return {g * y * (1 - y)};
