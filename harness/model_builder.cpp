@@ -26,6 +26,8 @@ void apply_fully_shard(nn::Model& model, const ModelScenario& sc, const mesh::De
   fsdp::FullyShardOptions block_opts;
   block_opts.reshard_after_forward =
       sc.block_reshard_after_forward ? fsdp::ReshardAfterForward::yes() : fsdp::ReshardAfterForward::no();
+  if (sc.block_reshard_after_forward_ranks > 0)
+    block_opts.reshard_after_forward = fsdp::ReshardAfterForward::ranks(sc.block_reshard_after_forward_ranks);
   auto experts_of = [&](int i) -> nn::Module& { return model.block(i).moe()->experts(); };
   for (int i = 0; i < sc.blocks; ++i) {
     if (sc.is_nested(i)) fsdp::fully_shard(experts_of(i), expert_mesh, rt, block_opts);

@@ -28,6 +28,7 @@ struct ModelScenario {
   std::string explicit_prefetch;  // "", "torchtitan", "empty", "self_experts"
   bool frozen_block0 = false;
   bool block_reshard_after_forward = true;
+  int block_reshard_after_forward_ranks = 0;  // > 0: int reshard_after_forward (keep a 1/N slice)
   int steps = 2;
 
   // Beyond what the traces vary (their defaults are record.py's).

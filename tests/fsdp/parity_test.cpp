@@ -20,13 +20,15 @@ struct ParityCase {
   bool nested;
   int expert_shard_size;
   train::OptimizerConfig::Kind optimizer;
+  int reshard_ranks = 0;  // int reshard_after_forward on blocks and experts
 };
 
 std::string case_name(const ::testing::TestParamInfo<ParityCase>& info) {
   const ParityCase& c = info.param;
   return "w" + std::to_string(c.world) + "_" + ac::to_string(c.ac) + (c.nested ? "_nested" : "_flat") +
          (c.expert_shard_size ? "_hsdp" + std::to_string(c.expert_shard_size) : "") +
-         (c.optimizer == train::OptimizerConfig::Kind::AdamW ? "_adamw" : "_sgd");
+         (c.optimizer == train::OptimizerConfig::Kind::AdamW ? "_adamw" : "_sgd") +
+         (c.reshard_ranks ? "_raf" + std::to_string(c.reshard_ranks) : "");
 }
 
 class Parity : public ::testing::TestWithParam<ParityCase> {};
@@ -45,6 +47,7 @@ TEST_P(Parity, MatchesUnshardedReferenceAfterThreeSteps) {
   sc.seed = 7;
   sc.input_per_rank = true;
   sc.expert_shard_size = c.expert_shard_size;
+  sc.block_reshard_after_forward_ranks = c.reshard_ranks;
   if (!c.nested) sc.nested = std::vector<int>{};
   train::OptimizerConfig opt;
   opt.kind = c.optimizer;
@@ -62,6 +65,8 @@ TEST_P(Parity, MatchesUnshardedReferenceAfterThreeSteps) {
   for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();
 
   for (const RankRecord& rank : run.ranks) {
+    // Teardown returns the rank's allocator bytes to where they were before the model existed.
+    EXPECT_EQ(rank.teardown_bytes, rank.baseline_bytes) << "rank " << rank.rank;
     ASSERT_EQ(rank.losses.size(), 3u);
     for (int s = 0; s < 3; ++s)
       EXPECT_NEAR(rank.losses[s], ref.losses[s][rank.rank], 1e-5 * std::max(1.0, std::abs(ref.losses[s][rank.rank])))
@@ -92,8 +97,35 @@ INSTANTIATE_TEST_SUITE_P(
                       ParityCase{3, M::NonReentrant, false, 0, K::Sgd}, ParityCase{4, M::NonReentrant, true, 0, K::AdamW},
                       ParityCase{2, M::Reentrant, true, 0, K::Sgd}, ParityCase{3, M::Reentrant, true, 0, K::AdamW},
                       ParityCase{4, M::Reentrant, false, 0, K::Sgd}, ParityCase{4, M::NonReentrant, true, 2, K::Sgd},
-                      ParityCase{4, M::None, true, 2, K::AdamW}),
+                      ParityCase{4, M::None, true, 2, K::AdamW}, ParityCase{4, M::NonReentrant, true, 0, K::Sgd, 2},
+                      ParityCase{4, M::None, true, 0, K::AdamW, 2}, ParityCase{2, M::Reentrant, true, 0, K::Sgd, 1},
+                      ParityCase{4, M::Reentrant, true, 0, K::Sgd, 4}),
     case_name);
+
+}  // namespace
+}  // namespace shardfuzz::harness
+
+namespace shardfuzz::harness {
+namespace {
+
+// int reshard_after_forward=2 on world 4: after forward the block keeps a 1/2 slice
+// (SHARDED_POST_FORWARD, in the ledger), is not unsharded, and backward re-gathers it.
+TEST(ReshardAfterForwardInt, KeepsAHalfSliceAfterForward) {
+  ModelScenario sc;
+  sc.blocks = 2;
+  sc.steps = 1;
+  sc.block_reshard_after_forward_ranks = 2;
+  RunRecord run = run_on_threads(sc, 4, fsdp::Profile::named("torch-2.11"));
+  ASSERT_TRUE(run.ok()) << run.error;
+  bool seen = false;
+  for (const auto& e : run.ranks[0].events_of_step(0))
+    if (e.event == "post_forward" && e.group == "layers.0") {
+      seen = true;
+      EXPECT_GT(e.ledger[static_cast<int>(memory::BufferKind::ShardedPostForward)], 0);
+      EXPECT_EQ(std::count(e.unsharded.begin(), e.unsharded.end(), "layers.0"), 0);
+    }
+  EXPECT_TRUE(seen);
+}
 
 }  // namespace
 }  // namespace shardfuzz::harness
