@@ -4,7 +4,7 @@
 // test asserts on it.
 #pragma once
 
-#include "harness/thread_runner.h"
+#include "harness/run_record.h"
 
 #include <cstdint>
 #include <string>

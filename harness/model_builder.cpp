@@ -1,62 +1,68 @@
-// Model construction and wrapping for ModelScenario.
+// Model construction and wrapping for a Scenario.
 #include "harness/model_builder.h"
 
 #include "runtime/fsdp/fully_shard.h"
 
-namespace shardfuzz::harness {
+#include <algorithm>
+#include <stdexcept>
 
-std::unique_ptr<nn::Model> build_model(const ModelScenario& sc) {
+namespace shardfuzz::harness {
+namespace {
+
+nn::Module& module_at(nn::Model& model, const std::string& path, const std::string& where) {
+  nn::Module* m = model.find(path);
+  if (!m) throw std::invalid_argument(where + ": no module at '" + path + "'");
+  return *m;
+}
+
+std::vector<nn::Module*> resolve(nn::Model& model, const std::vector<std::string>& paths, const std::string& self,
+                                 const std::string& where) {
+  std::vector<nn::Module*> out;
+  for (const auto& p : paths) out.push_back(&module_at(model, p == "self" ? self : p, where));
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<nn::Model> build_model(const Scenario& sc) {
   nn::ModelConfig cfg;
-  cfg.blocks = sc.blocks;
-  cfg.dim = sc.dim;
-  cfg.experts = sc.experts;
-  cfg.hidden = sc.hidden;
-  cfg.moe = sc.moe;
-  cfg.gated = sc.gated;
+  cfg.dim = sc.dims.dim;
+  cfg.experts = sc.dims.experts;
+  cfg.hidden = sc.dims.hidden;
   cfg.seed = sc.seed;
+  for (const BlockSpec& b : sc.blocks) cfg.layers.push_back({b.kind == BlockSpec::Kind::Moe, b.gated});
+  cfg.blocks = static_cast<int>(sc.blocks.size());
   auto model = std::make_unique<nn::Model>(cfg);
-  for (int i = 0; i < sc.blocks; ++i)
-    if (sc.is_checkpointed(i)) model->block(i).set_checkpoint_mode(sc.ac);
-  if (sc.frozen_block0 && sc.blocks > 0) model->block(0).set_requires_grad(false);
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i) {
+    nn::Block& block = model->block(static_cast<int>(i));
+    block.set_checkpoint_mode(sc.blocks[i].ac);
+    if (sc.blocks[i].frozen) block.set_requires_grad(false);
+  }
   return model;
 }
 
-void apply_fully_shard(nn::Model& model, const ModelScenario& sc, const mesh::DeviceMesh& dense_mesh,
-                       const mesh::DeviceMesh& expert_mesh, fsdp::RankRuntime& rt) {
-  fsdp::FullyShardOptions block_opts;
-  block_opts.reshard_after_forward =
-      sc.block_reshard_after_forward ? fsdp::ReshardAfterForward::yes() : fsdp::ReshardAfterForward::no();
-  if (sc.block_reshard_after_forward_ranks > 0)
-    block_opts.reshard_after_forward = fsdp::ReshardAfterForward::ranks(sc.block_reshard_after_forward_ranks);
-  auto experts_of = [&](int i) -> nn::Module& { return model.block(i).moe()->experts(); };
-  for (int i = 0; i < sc.blocks; ++i) {
-    if (sc.is_nested(i)) fsdp::fully_shard(experts_of(i), expert_mesh, rt, block_opts);
-    fsdp::fully_shard(model.block(i), dense_mesh, rt, block_opts);
+void apply_fully_shard(nn::Model& model, const Scenario& sc, const mesh::DeviceMesh& dense_mesh,
+                       const mesh::DeviceMesh& experts_mesh, fsdp::RankRuntime& rt) {
+  // Reverse pre-order puts every child before its parent.
+  std::vector<std::string> order = sc.module_paths();
+  std::reverse(order.begin(), order.end());
+  for (const auto& path : order) {
+    auto it = sc.fully_shard.find(path);
+    if (it == sc.fully_shard.end()) continue;
+    const ShardSpec& spec = it->second;
+    fsdp::FullyShardOptions opts;
+    opts.reshard_after_forward = spec.reshard_after_forward;
+    opts.shard_dim = spec.shard_dim;
+    const std::string where = "fully_shard[\"" + path + "\"]";
+    fsdp::fully_shard(module_at(model, path, where), spec.mesh == "experts" ? experts_mesh : dense_mesh, rt, opts);
   }
-  if (sc.wrap_out) fsdp::fully_shard(model.out(), dense_mesh, rt);
-  fsdp::fully_shard(model, dense_mesh, rt);
-
-  auto state = [](nn::Module& m) { return fsdp::fsdp_state_of(m); };
-  if (sc.explicit_prefetch == "torchtitan") {
-    // Blocks prefetch the next block and its experts forward, the previous ones backward; the
-    // experts get no list, so they keep the implicit backward path (as in torchtitan).
-    for (int i = 0; i < sc.blocks; ++i) {
-      if (i + 1 < sc.blocks) {
-        std::vector<nn::Module*> next{&model.block(i + 1)};
-        if (sc.is_nested(i + 1)) next.push_back(&experts_of(i + 1));
-        state(model.block(i))->set_modules_to_forward_prefetch(next);
-      }
-      if (i > 0) {
-        std::vector<nn::Module*> prev{&model.block(i - 1)};
-        if (sc.is_nested(i - 1)) prev.push_back(&experts_of(i - 1));
-        state(model.block(i))->set_modules_to_backward_prefetch(prev);
-      }
-    }
-  } else if (sc.explicit_prefetch == "empty") {
-    for (int i = 0; i < sc.blocks; ++i) state(model.block(i))->set_modules_to_backward_prefetch({});
-  } else if (sc.explicit_prefetch == "self_experts") {
-    for (int i = 0; i < sc.blocks; ++i)
-      if (sc.is_nested(i)) state(experts_of(i))->set_modules_to_backward_prefetch({&experts_of(i)});
+  for (const auto& [path, spec] : sc.fully_shard) {
+    const std::string where = "fully_shard[\"" + path + "\"]";
+    fsdp::FSDPState* state = fsdp::fsdp_state_of(module_at(model, path, where));
+    if (spec.forward_prefetch)
+      state->set_modules_to_forward_prefetch(resolve(model, *spec.forward_prefetch, path, where + ".forward_prefetch"));
+    if (spec.backward_prefetch)
+      state->set_modules_to_backward_prefetch(resolve(model, *spec.backward_prefetch, path, where + ".backward_prefetch"));
   }
 }
 

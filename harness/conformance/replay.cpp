@@ -1,6 +1,9 @@
 // Event-by-event comparison against recorded traces.
 #include "harness/conformance/replay.h"
 
+#include "harness/conformance/trace_scenario.h"
+#include "harness/threads_backend.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -90,11 +93,9 @@ ConformanceResult replay_trace_file(const std::string& path) {
       r.message = "the recording itself failed: " + trace.at("error").dump();
       return r;
     }
-    ModelScenario sc = ModelScenario::from_trace_json(trace.at("scenario"));
-    sc.steps = static_cast<int>(trace.at("steps").size());
-    const int world = trace.at("world_size").get<int>();
-    fsdp::Profile profile = fsdp::Profile::named(trace.at("profile").get<std::string>());
-    r = compare_trace(trace, run_on_threads(sc, world, profile));
+    RunOptions options;
+    options.optimizer_step = false;  // record.py runs forward and backward only
+    r = compare_trace(trace, run_threads(scenario_from_trace(trace), options));
     r.file = std::filesystem::path(path).filename().string();
   } catch (const std::exception& e) {
     r.ok = false;

@@ -20,9 +20,11 @@ Model::Model(const ModelConfig& config) : Module("Model"), config_(config) {
     throw std::invalid_argument("model: dim, hidden and experts must be >= 1");
   Init init(config.seed);
   layers_ = register_module("layers", std::make_shared<Sequential>());
-  for (int i = 0; i < config.blocks; ++i)
+  std::vector<BlockConfig> kinds = config.layers;
+  if (kinds.empty()) kinds.assign(static_cast<std::size_t>(config.blocks), BlockConfig{config.moe, config.gated});
+  for (std::size_t i = 0; i < kinds.size(); ++i)
     layers_->register_module(std::to_string(i), std::make_shared<Block>(config.dim, config.experts, config.hidden,
-                                                                        config.moe, config.gated, init));
+                                                                        kinds[i].moe, kinds[i].gated, init));
   out_ = register_module("out", std::make_shared<Linear>(config.dim, config.dim, init));
 }
 

@@ -13,14 +13,20 @@
 
 namespace shardfuzz::nn {
 
+struct BlockConfig {
+  bool moe = true;
+  bool gated = false;
+};
+
 struct ModelConfig {
-  int blocks = 4;
+  int blocks = 4;  // used when `layers` is empty: `blocks` blocks of (moe, gated)
   int64_t dim = 16;
   int64_t experts = 2;
   int64_t hidden = 8;
   bool moe = true;     // MoE blocks (else dense MLP blocks)
   bool gated = false;  // gated MoE (experts' output times router scores)
   uint64_t seed = 0;
+  std::vector<BlockConfig> layers;  // per-block kinds; overrides blocks/moe/gated when non-empty
 };
 
 // Runs its children in order.

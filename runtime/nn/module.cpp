@@ -16,6 +16,21 @@ at::Tensor Module::operator()(const at::Tensor& input) {
   return hooks ? hooks->post_forward(*this, out) : out;
 }
 
+Module* Module::find(const std::string& path) {
+  Module* m = this;
+  std::size_t start = 0;
+  while (m && start < path.size()) {
+    const std::size_t dot = path.find('.', start);
+    const std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    Module* next = nullptr;
+    for (auto& [child_name, child] : m->children_)
+      if (child_name == name) next = child.get();
+    m = next;
+    start = dot == std::string::npos ? path.size() : dot + 1;
+  }
+  return m;
+}
+
 std::vector<Module*> Module::modules() {
   std::vector<Module*> out{this};
   for (auto& [name, child] : children_) {

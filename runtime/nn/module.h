@@ -47,6 +47,8 @@ class Module {
     return child;
   }
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const { return children_; }
+  // The descendant at a dotted path relative to this module ("" is this module), or nullptr.
+  Module* find(const std::string& path);
   // This module and every descendant, pre-order (as nn.Module.modules()).
   std::vector<Module*> modules();
 

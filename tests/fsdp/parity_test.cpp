@@ -2,7 +2,7 @@
 // (same seed, every rank's batch, loss averaged over ranks) within 1e-5 relative — world 1-4,
 // nested experts groups and HSDP experts, AC off / non-reentrant / reentrant, SGD and AdamW.
 #include "harness/model_builder.h"
-#include "harness/thread_runner.h"
+#include "harness/threads_backend.h"
 #include "runtime/nn/model.h"
 #include "runtime/train/reference.h"
 
@@ -35,31 +35,39 @@ class Parity : public ::testing::TestWithParam<ParityCase> {};
 
 TEST_P(Parity, MatchesUnshardedReferenceAfterThreeSteps) {
   const ParityCase& c = GetParam();
-  ModelScenario sc;
-  sc.blocks = 2;
-  sc.gated = true;
-  sc.ac = c.ac;
-  sc.dim = 6;  // odd sizes: 6 rows over 4 ranks pads (2, 2, 2, 0)
-  sc.hidden = 5;
-  sc.experts = 3;
-  sc.tokens = 5;
+  Scenario sc;
+  sc.world_size = c.world;
+  sc.dims = {6, 5, 3, 5};  // odd sizes: 6 rows over 4 ranks pads (2, 2, 2, 0)
   sc.steps = 3;
   sc.seed = 7;
-  sc.input_per_rank = true;
   sc.expert_shard_size = c.expert_shard_size;
-  sc.block_reshard_after_forward_ranks = c.reshard_ranks;
-  if (!c.nested) sc.nested = std::vector<int>{};
+  BlockSpec block;
+  block.ac = c.ac;
+  sc.blocks.assign(2, block);
+  ShardSpec spec;
+  if (c.reshard_ranks) spec.reshard_after_forward = fsdp::ReshardAfterForward::ranks(c.reshard_ranks);
+  ShardSpec experts = spec;
+  if (c.expert_shard_size) {
+    experts.mesh = "experts";
+    if (c.reshard_ranks) experts.reshard_after_forward = fsdp::ReshardAfterForward::yes();
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (c.nested) sc.fully_shard["layers." + std::to_string(i) + ".moe.experts"] = experts;
+    sc.fully_shard["layers." + std::to_string(i)] = spec;
+  }
+  sc.fully_shard["out"] = ShardSpec{};
+  sc.fully_shard[""] = ShardSpec{};
   train::OptimizerConfig opt;
   opt.kind = c.optimizer;
   opt.lr = c.optimizer == train::OptimizerConfig::Kind::AdamW ? 0.01 : 0.05;
   opt.weight_decay = 0.01;
   sc.optimizer = opt;
 
-  RunRecord run = run_on_threads(sc, c.world, fsdp::Profile::named("torch-2.11"));
+  RunRecord run = run_threads(sc);
   ASSERT_TRUE(run.ok()) << run.error;
 
   auto reference = build_model(sc);
-  auto input = [&](int rank, int step) { return train::make_input(sc.seed, rank, step, sc.tokens, sc.dim, true); };
+  auto input = [&](int rank, int step) { return train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, true); };
   train::ReferenceRun ref = train::run_reference(*reference, c.world, sc.steps, input, nn::sum_loss, opt);
   std::map<std::string, at::Tensor> full;
   for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();
@@ -111,11 +119,14 @@ namespace {
 // int reshard_after_forward=2 on world 4: after forward the block keeps a 1/2 slice
 // (SHARDED_POST_FORWARD, in the ledger), is not unsharded, and backward re-gathers it.
 TEST(ReshardAfterForwardInt, KeepsAHalfSliceAfterForward) {
-  ModelScenario sc;
-  sc.blocks = 2;
+  Scenario sc;
+  sc.world_size = 4;
   sc.steps = 1;
-  sc.block_reshard_after_forward_ranks = 2;
-  RunRecord run = run_on_threads(sc, 4, fsdp::Profile::named("torch-2.11"));
+  sc.blocks.assign(2, BlockSpec{});
+  ShardSpec half;
+  half.reshard_after_forward = fsdp::ReshardAfterForward::ranks(2);
+  sc.fully_shard = {{"layers.0", half}, {"layers.1", half}, {"", ShardSpec{}}};
+  RunRecord run = run_threads(sc);
   ASSERT_TRUE(run.ok()) << run.error;
   bool seen = false;
   for (const auto& e : run.ranks[0].events_of_step(0))

@@ -5,7 +5,8 @@
 // those bytes; under torch-2.11 and strict nothing stale, and per-layer growth is only the block's
 // sharded grads. The ungated block (x + experts(x)) leaks under no profile, as on real FSDP2.
 #include "harness/layer_table.h"
-#include "harness/thread_runner.h"
+#include "harness/standard_scenarios.h"
+#include "harness/threads_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -17,31 +18,14 @@ namespace {
 
 constexpr int kBlocks = 8;
 
-ModelScenario seed_scenario(bool gated) {
-  ModelScenario sc;
-  sc.name = gated ? "seed-leak-gated" : "seed-leak-ungated";
-  sc.blocks = kBlocks;
-  sc.gated = gated;
-  sc.ac = ac::CheckpointMode::NonReentrant;
-  sc.dim = 64;
-  sc.experts = 4;
-  sc.hidden = 128;
-  sc.tokens = 32;
-  sc.steps = 2;
-  sc.input_per_rank = true;
-  train::OptimizerConfig opt;
-  sc.optimizer = opt;
-  return sc;
-}
-
 struct Runs {
   RunRecord old_torch, new_torch, strict;
 };
 
-Runs run_all(const ModelScenario& sc, int world) {
-  Runs r{run_on_threads(sc, world, fsdp::Profile::named("torch-2.9")),
-         run_on_threads(sc, world, fsdp::Profile::named("torch-2.11")),
-         run_on_threads(sc, world, fsdp::Profile::named("strict"))};
+Runs run_all(bool gated, int world) {
+  Runs r{run_threads(nested_experts_scenario(kBlocks, gated, world, "torch-2.9")),
+         run_threads(nested_experts_scenario(kBlocks, gated, world, "torch-2.11")),
+         run_threads(nested_experts_scenario(kBlocks, gated, world, "strict"))};
   EXPECT_TRUE(r.old_torch.ok()) << r.old_torch.error;
   EXPECT_TRUE(r.new_torch.ok()) << r.new_torch.error;
   EXPECT_TRUE(r.strict.ok()) << r.strict.error;
@@ -52,10 +36,10 @@ class SeedLeak : public ::testing::TestWithParam<int> {};
 
 TEST_P(SeedLeak, PreFixProfileLeaksOneAllGatherPerLayerAndTheAllocatorShowsIt) {
   const int world = GetParam();
-  ModelScenario sc = seed_scenario(true);
-  Runs runs = run_all(sc, world);
+  const int steps = 2;
+  Runs runs = run_all(true, world);
   if (!runs.old_torch.ok() || !runs.strict.ok() || !runs.new_torch.ok()) return;
-  for (int step = 0; step < sc.steps; ++step)
+  for (int step = 0; step < steps; ++step)
     for (int rank = 0; rank < world; ++rank) {
       auto old_rows = layer_table(runs.old_torch.ranks[rank], step, kBlocks);
       auto strict_rows = layer_table(runs.strict.ranks[rank], step, kBlocks);
@@ -93,11 +77,11 @@ TEST_P(SeedLeak, PreFixProfileLeaksOneAllGatherPerLayerAndTheAllocatorShowsIt) {
 
 TEST_P(SeedLeak, FixedProfilesHoldNothingStaleAndGrowOnlyByShardedGrads) {
   const int world = GetParam();
-  ModelScenario sc = seed_scenario(true);
-  Runs runs = run_all(sc, world);
+  const int steps = 2;
+  Runs runs = run_all(true, world);
   for (const RunRecord* run : {&runs.new_torch, &runs.strict}) {
     if (!run->ok()) continue;
-    for (int step = 0; step < sc.steps; ++step)
+    for (int step = 0; step < steps; ++step)
       for (const RankRecord& rank : run->ranks) {
         auto rows = layer_table(rank, step, kBlocks);
         for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -114,7 +98,7 @@ TEST_P(SeedLeak, FixedProfilesHoldNothingStaleAndGrowOnlyByShardedGrads) {
 
 TEST_P(SeedLeak, UngatedBlockLeaksUnderNoProfile) {
   const int world = GetParam();
-  Runs runs = run_all(seed_scenario(false), world);
+  Runs runs = run_all(false, world);
   for (const RunRecord* run : {&runs.old_torch, &runs.new_torch, &runs.strict}) {
     if (!run->ok()) continue;
     for (int step = 0; step < 2; ++step)

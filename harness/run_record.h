@@ -1,15 +1,12 @@
-// Runs a ModelScenario on the threads backend (ThreadWorld: N ranks as threads, collectives over
-// shared memory) and returns what every rank saw: its timeline, losses, final local shards, and
-// the allocator bytes before the model existed and after it was torn down.
+// RunRecord: what a backend returns for one scenario run — per rank, the timeline, losses, final
+// local shards, and allocator bytes before the model existed and after teardown; plus the root
+// failure if any rank failed. Properties and reports read only this.
 #pragma once
 
-#include "harness/model_scenario.h"
-#include "runtime/fsdp/profile.h"
 #include "runtime/memory/timeline.h"
 
 #include <ATen/core/Tensor.h>
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,11 +14,13 @@
 namespace shardfuzz::harness {
 
 struct ShardRecord {
+  std::string group;  // the FSDP group holding it
   std::string fqn;
   int shard_rank = 0;
   int shard_size = 1;
   int shard_dim = 0;
   at::Tensor local;  // un-padded local shard after the last step
+  int64_t padded_bytes = 0;  // this rank's padded shard; x shard_size = the unsharded all-gather size
 };
 
 struct RankRecord {
@@ -31,17 +30,16 @@ struct RankRecord {
   std::vector<ShardRecord> shards;
   int64_t baseline_bytes = 0;  // allocator bytes before the model was built
   int64_t teardown_bytes = 0;  // after model, optimizer and runtime were destroyed
+  int64_t training_peak_bytes = 0;  // allocator peak from the end of wrapping to teardown, above the baseline
   std::vector<memory::TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;
 };
 
 struct RunRecord {
   std::vector<RankRecord> ranks;
-  std::string error;  // the root failure ("rank R: message"), empty when every rank succeeded
+  std::string error;        // the root failure ("rank R: message"), empty when every rank succeeded
+  std::string error_kind;   // "collective_mismatch", "deadline", "aborted", "exception" or empty
   bool ok() const { return error.empty(); }
 };
-
-RunRecord run_on_threads(const ModelScenario& scenario, int world_size, const fsdp::Profile& profile,
-                         std::chrono::milliseconds deadline = std::chrono::milliseconds(30000));
 
 // LibTorch appends a C++ backtrace to its messages; the first lines say what happened.
 std::string without_backtrace(const std::string& message);

@@ -1,0 +1,57 @@
+// Property 4: parity with the unsharded single-rank reference (same seed, every rank's batch, loss
+// averaged over ranks, the same optimizer on full tensors).
+#include "harness/properties/property.h"
+
+#include "harness/model_builder.h"
+#include "runtime/nn/model.h"
+#include "runtime/train/reference.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <map>
+
+namespace shardfuzz::harness {
+
+Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
+  auto reference = build_model(sc);
+  auto input = [&](int rank, int step) {
+    return sc.input_per_rank ? train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad)
+                             : train::make_input(sc.seed, 0, 0, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad);
+  };
+  train::ReferenceRun ref = train::run_reference(*reference, sc.world_size, sc.steps, input, nn::sum_loss, sc.optimizer);
+  std::map<std::string, at::Tensor> full;
+  for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();
+  const double rtol = Tolerances::kParityRelative;
+  for (const RankRecord& r : run.ranks) {
+    for (std::size_t s = 0; s < r.losses.size() && s < ref.losses.size(); ++s) {
+      const double want = ref.losses[s][static_cast<std::size_t>(r.rank)];
+      if (std::abs(r.losses[s] - want) > rtol * std::max(1.0, std::abs(want)))
+        return {"parity_with_reference", false, false,
+                "rank " + std::to_string(r.rank) + " step " + std::to_string(s + 1) + ": loss " +
+                    std::to_string(r.losses[s]) + " vs reference " + std::to_string(want)};
+    }
+    for (const ShardRecord& shard : r.shards) {
+      auto it = full.find(shard.fqn);
+      if (it == full.end())
+        return {"parity_with_reference", false, false, "rank " + std::to_string(r.rank) + ": parameter " + shard.fqn +
+                                                           " of group " + shard.group + " is not in the reference"};
+      const at::Tensor& whole = it->second;
+      const int64_t n = whole.size(shard.shard_dim);
+      const int64_t chunk = (n + shard.shard_size - 1) / shard.shard_size;
+      const int64_t begin = std::min(chunk * shard.shard_rank, n);
+      at::Tensor expected = whole.narrow(shard.shard_dim, begin, std::min(chunk, n - begin));
+      if (expected.sizes() != shard.local.sizes() || !at::allclose(shard.local, expected, rtol, 1e-6)) {
+        const double diff =
+            expected.sizes() == shard.local.sizes() ? (shard.local - expected).abs().max().item<double>() : -1.0;
+        return {"parity_with_reference", false, false,
+                "rank " + std::to_string(r.rank) + ", group " + shard.group + ", parameter " + shard.fqn +
+                    ": local shard differs from the reference after " + std::to_string(sc.steps) +
+                    " step(s) (max abs diff " + std::to_string(diff) + ", rtol " + std::to_string(rtol) + ")"};
+      }
+    }
+  }
+  return {"parity_with_reference", true, false, "losses and shards match the reference"};
+}
+
+}  // namespace shardfuzz::harness

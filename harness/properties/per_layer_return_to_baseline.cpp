@@ -1,0 +1,89 @@
+// Property 1: per-layer return to baseline during backward.
+// Ledger, exact: after each group's post_backward, no group that already finished backward holds a
+// pending all-gather or unsharded params, and no all-gather lives unconsumed until
+// finalize_backward. Allocator: from one block's post_backward to the next, the growth is at most
+// what the ledger's legitimate entries explain (sharded grads, the next prefetch, reduce-scatter
+// keep-alives) plus a stated tolerance.
+#include "harness/properties/property.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace shardfuzz::harness {
+namespace {
+
+bool is_block(const std::string& group) {
+  if (group.rfind("layers.", 0) != 0) return false;
+  return group.find('.', 7) == std::string::npos;
+}
+
+std::string where(const RankRecord& r, const memory::TimelineEvent& e) {
+  return "rank " + std::to_string(r.rank) + " step " + std::to_string(e.step + 1) + ", " + e.event + " of " + e.group;
+}
+
+Verdict fail(std::string message) { return {"per_layer_return_to_baseline", false, false, std::move(message)}; }
+
+}  // namespace
+
+Verdict check_per_layer_return_to_baseline(const Scenario& sc, const RunRecord& run) {
+  for (const RankRecord& r : run.ranks) {
+    for (int step = 0; step < sc.steps; ++step) {
+      const auto events = r.events_of_step(step);
+      const memory::TimelineEvent* prev_block = nullptr;
+      for (std::size_t k = 0; k < events.size(); ++k) {
+        const auto& e = events[k];
+        if (e.event == "post_backward") {
+          const auto stale = e.stale_all_gathers();
+          if (!stale.empty()) {
+            std::ostringstream os;
+            os << where(r, e) << ": " << stale.size() << " group(s) that already finished backward hold a pending "
+               << "all-gather (" << e.stale_all_gather_bytes() << " bytes):";
+            for (const auto& g : stale) os << " " << g << " (" << e.pending_all_gather_bytes.at(g) << " B)";
+            return fail(os.str());
+          }
+          for (const auto& g : e.unsharded)
+            if (std::find(e.finished_backward.begin(), e.finished_backward.end(), g) != e.finished_backward.end())
+              return fail(where(r, e) + ": group " + g + " finished backward but its parameters are still unsharded");
+          if (is_block(e.group)) {
+            if (prev_block) {
+              const int64_t growth = e.allocated_bytes - prev_block->allocated_bytes;
+              const int64_t explained = (e.ledger_total() - e.stale_all_gather_bytes()) -
+                                        (prev_block->ledger_total() - prev_block->stale_all_gather_bytes());
+              const int64_t tolerance = Tolerances::kLayerGrowthBytes +
+                                        static_cast<int64_t>(Tolerances::kLayerGrowthFraction * std::llabs(explained));
+              if (growth > explained + tolerance)
+                return fail(where(r, e) + ": allocator grew " + std::to_string(growth) + " bytes since " +
+                            prev_block->group + "'s post_backward, the ledger explains " + std::to_string(explained) +
+                            " (tolerance " + std::to_string(tolerance) + "): " +
+                            std::to_string(growth - explained) + " bytes unaccounted");
+            }
+            prev_block = &e;
+          }
+        }
+        if (e.event == "finalize_backward" && e.detail.value("dropped_pending_all_gather", false)) {
+          // Find where the dropped all-gather was issued, to say how long it lived.
+          std::string issued = "earlier";
+          int64_t bytes = 0;
+          int blocks_after = 0;
+          for (std::size_t j = k; j-- > 0;) {
+            const auto& before = events[j];
+            if (bytes == 0 && before.pending_all_gather_bytes.count(e.group))
+              bytes = before.pending_all_gather_bytes.at(e.group);
+            if (before.event == "post_backward" && is_block(before.group)) ++blocks_after;
+            if (before.event == "prefetch" && before.detail.value("target", "") == e.group) {
+              issued = "by " + before.group + "'s " + before.detail.value("pass", "") + " prefetch";
+              break;
+            }
+          }
+          return fail(where(r, e) + ": the all-gather of " + e.group + " (" + std::to_string(bytes) +
+                      " bytes), issued " + issued + ", was never consumed and lived until the end of backward (" +
+                      std::to_string(blocks_after) + " block backward(s) later)");
+        }
+      }
+    }
+  }
+  return {"per_layer_return_to_baseline", true, false, "every layer returned to baseline"};
+}
+
+}  // namespace shardfuzz::harness

@@ -1,0 +1,53 @@
+// Properties: named checks over one run, each failing with a message that says what, where (rank,
+// step, layer, group) and how much. The registry runs them in a fixed order; the first failure's
+// name is the identity shrinking preserves.
+#pragma once
+
+#include "harness/run_record.h"
+#include "harness/scenario.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::harness {
+
+struct Verdict {
+  std::string property;
+  bool ok = true;
+  bool skipped = false;  // not applicable to this run (reason in message)
+  std::string message;
+};
+
+using PropertyFn = std::function<Verdict(const Scenario&, const RunRecord&)>;
+
+struct Property {
+  std::string name;
+  std::string summary;  // one line for --help and reports
+  PropertyFn check;
+};
+
+// In check order: liveness first (nothing else is meaningful after a failed run).
+const std::vector<Property>& all_properties();
+std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run);
+// The first failed verdict, or nullptr.
+const Verdict* first_failure(const std::vector<Verdict>& verdicts);
+
+// The individual properties.
+Verdict check_liveness(const Scenario&, const RunRecord&);
+Verdict check_per_layer_return_to_baseline(const Scenario&, const RunRecord&);
+Verdict check_flat_end_of_step_memory(const Scenario&, const RunRecord&);
+Verdict check_teardown_to_baseline(const Scenario&, const RunRecord&);
+Verdict check_parity_with_reference(const Scenario&, const RunRecord&);
+Verdict check_peak_within_bound(const Scenario&, const RunRecord&);
+
+// Tolerances, stated once and printed in messages.
+struct Tolerances {
+  static constexpr int64_t kLayerGrowthBytes = 4096;   // + 2% of the ledger change
+  static constexpr double kLayerGrowthFraction = 0.02;
+  static constexpr int64_t kStepDriftBytes = 1024;
+  static constexpr double kParityRelative = 1e-5;
+  static constexpr int64_t kPeakBufferBytes = 256 * 1024;
+};
+
+}  // namespace shardfuzz::harness

@@ -1,0 +1,45 @@
+// The property registry.
+#include "harness/properties/property.h"
+
+namespace shardfuzz::harness {
+
+const std::vector<Property>& all_properties() {
+  static const std::vector<Property> properties = {
+      {"liveness", "every rank finished: no collective mismatch, no deadline, no exception", check_liveness},
+      {"per_layer_return_to_baseline",
+       "after each post_backward no finished group holds a pending all-gather or unsharded params, no all-gather "
+       "is dropped unconsumed at finalize, and allocator growth per block is what the ledger explains",
+       check_per_layer_return_to_baseline},
+      {"flat_end_of_step_memory", "allocator bytes at the end of every step from step 2 on are equal",
+       check_flat_end_of_step_memory},
+      {"teardown_to_baseline", "after teardown every rank's allocator bytes are back to the pre-model baseline",
+       check_teardown_to_baseline},
+      {"parity_with_reference", "losses and local shards equal the unsharded single-rank reference",
+       check_parity_with_reference},
+      {"peak_within_bound", "peak allocator bytes within the analytic bound derived from the tree",
+       check_peak_within_bound},
+  };
+  return properties;
+}
+
+std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run) {
+  std::vector<Verdict> out;
+  for (const Property& p : all_properties()) {
+    if (p.name != "liveness" && !run.ok()) {
+      out.push_back({p.name, true, true, "skipped: the run did not complete"});
+      continue;
+    }
+    Verdict v = p.check(scenario, run);
+    v.property = p.name;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+const Verdict* first_failure(const std::vector<Verdict>& verdicts) {
+  for (const auto& v : verdicts)
+    if (!v.ok) return &v;
+  return nullptr;
+}
+
+}  // namespace shardfuzz::harness

@@ -1,0 +1,105 @@
+// One model per rank thread; meshes, wrapping, steps, teardown, all recorded.
+#include "harness/threads_backend.h"
+
+#include "harness/model_builder.h"
+#include "runtime/comm/thread_world.h"
+#include "runtime/fsdp/param_group.h"
+#include "runtime/fsdp/rank_runtime.h"
+#include "runtime/memory/counting_allocator.h"
+#include "runtime/mesh/device_mesh.h"
+#include "runtime/train/step.h"
+
+#include <ATen/ATen.h>
+
+namespace shardfuzz::harness {
+
+std::vector<memory::TimelineEvent> RankRecord::events_of_step(int step, const std::string& category) const {
+  std::vector<memory::TimelineEvent> out;
+  for (const auto& e : timeline)
+    if (e.step == step && e.category == category) out.push_back(e);
+  return out;
+}
+
+std::string without_backtrace(const std::string& message) {
+  return message.substr(0, message.find("\nException raised from"));
+}
+
+namespace {
+
+std::string error_kind(const std::exception_ptr& ex) {
+  try {
+    if (ex) std::rethrow_exception(ex);
+  } catch (const comm::CollectiveError& e) {
+    switch (e.kind) {
+      case comm::CollectiveError::Kind::Mismatch: return "collective_mismatch";
+      case comm::CollectiveError::Kind::Deadline: return "deadline";
+      case comm::CollectiveError::Kind::Aborted: return "aborted";
+      case comm::CollectiveError::Kind::InvalidArgument: return "collective_invalid_argument";
+    }
+  } catch (...) {
+  }
+  return "exception";
+}
+
+}  // namespace
+
+RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
+  sc.validate();
+  memory::install_counting_allocator();
+  const int world_size = sc.world_size;
+  comm::ThreadWorld world({world_size, options.deadline});
+  RunRecord run;
+  run.ranks.resize(static_cast<std::size_t>(world_size));
+  auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> comm) {
+    const int rank = comm->global_rank();
+    memory::AllocationRankGuard tag(rank);
+    RankRecord& rec = run.ranks[static_cast<std::size_t>(rank)];
+    rec.rank = rank;
+    rec.baseline_bytes = memory::allocated_bytes(rank).current;
+    {
+      fsdp::RankRuntime rt(rank, fsdp::Profile::named(sc.profile));
+      {
+        auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
+        const int k = sc.expert_shard_size == 0 ? world_size : sc.expert_shard_size;
+        mesh::DeviceMesh hsdp(comm, {world_size / k, k}, {"ep", "dp_mod_ep"});
+        const mesh::DeviceMesh experts = sc.expert_shard_size == 0 ? dense : hsdp;
+
+        auto model = build_model(sc);
+        apply_fully_shard(*model, sc, dense, experts, rt);
+        // Peaks from here on are training's: building the full model before sharding is not.
+        memory::reset_peak(rank);
+        const int64_t peak_origin = memory::allocated_bytes(rank).current;
+        std::unique_ptr<train::ShardedOptimizer> opt;
+        if (options.optimizer_step) opt = std::make_unique<train::ShardedOptimizer>(rt.groups(), sc.optimizer, rt);
+        at::Tensor fixed = train::make_input(sc.seed, 0, 0, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad);
+        for (int s = 0; s < sc.steps; ++s) {
+          at::Tensor x = sc.input_per_rank
+                             ? train::make_input(sc.seed, rank, s, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad)
+                             : fixed;
+          rec.losses.push_back(train::train_step(*model, x, nn::sum_loss, opt.get(), rt, s));
+        }
+        rec.training_peak_bytes = memory::allocated_bytes(rank).peak - peak_origin;
+        memory::AllocationRankGuard untagged(-1);  // the records are the harness's, not the rank's
+        for (fsdp::ParamGroup* g : rt.groups())
+          for (auto& p : g->params())
+            rec.shards.push_back({g->name(), p.fqn(), g->mesh().shard->rank(), g->mesh().shard->size(),
+                                  p.shard_dim(), p.local_shard().clone(), p.padded_sharded_numel() * p.element_size()});
+      }
+      rt.set_step(sc.steps);
+      rt.record("teardown", "", {}, "train");
+      rec.timeline = rt.timeline().events();
+    }
+    rec.teardown_bytes = memory::allocated_bytes(rank).current;
+  });
+  // Report the failure that started it all, not the aborts it caused on the other ranks.
+  const comm::RankOutcome* root = nullptr;
+  for (const auto& o : outcomes)
+    if (!o.ok && (!root || (error_kind(root->exception) == "aborted" && error_kind(o.exception) != "aborted"))) root = &o;
+  if (root) {
+    run.error = "rank " + std::to_string(root->rank) + ": " + without_backtrace(root->error);
+    run.error_kind = error_kind(root->exception);
+  }
+  return run;
+}
+
+}  // namespace shardfuzz::harness

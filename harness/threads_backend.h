@@ -1,0 +1,21 @@
+// The threads backend: runs a Scenario on the native runtime with N ranks as threads of one
+// process (ThreadWorld), the embedded default — no GPU, no set-up.
+#pragma once
+
+#include "harness/run_record.h"
+#include "harness/scenario.h"
+
+#include <chrono>
+
+namespace shardfuzz::harness {
+
+struct RunOptions {
+  std::chrono::milliseconds deadline{30000};  // per collective
+  bool optimizer_step = true;                 // false: forward/backward only (the recorded traces)
+};
+
+// Validates the scenario first (std::invalid_argument naming the field); rank failures are
+// reported in the RunRecord, never thrown.
+RunRecord run_threads(const Scenario& scenario, const RunOptions& options = {});
+
+}  // namespace shardfuzz::harness
