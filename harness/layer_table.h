@@ -25,6 +25,8 @@ struct LayerRow {
 // Rows in backward order (last block first) for `step` of one rank. Throws when a block's
 // post_backward is missing from the timeline.
 std::vector<LayerRow> layer_table(const RankRecord& rank, int step, int blocks);
+// One row per post_backward event of any group, in the order they happened.
+std::vector<LayerRow> group_table(const RankRecord& rank, int step);
 
 std::string format_layer_table(const std::vector<LayerRow>& rows, const std::string& title);
 

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages shardfuzz needs to build and test. Does nothing (no apt-get at
+# all) when every package is already installed, so CI and repeated runs stay fast.
+# shellcheck source=ci/common.sh
+source "$(dirname "$0")/common.sh"
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache
+  libtorch-dev nlohmann-json3-dev libcli11-dev
+  librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status="$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)"
+  [[ "$status" == installed ]] || missing+=("$pkg")
+done
+
+if (( ${#missing[@]} == 0 )); then
+  log "all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+if [[ "$(id -u)" -eq 0 ]]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "install-deps: missing ${missing[*]}; run as root or install sudo" >&2
+  exit 1
+fi
+
+log "installing: ${missing[*]}"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"

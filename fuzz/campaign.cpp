@@ -1,0 +1,127 @@
+// The campaign loop.
+#include "fuzz/campaign.h"
+
+#include "fuzz/gen/generate.h"
+#include "harness/properties/property.h"
+#include "harness/reproducer.h"
+#include "harness/threads_backend.h"
+#include "runtime/fsdp/profile.h"
+
+#include <chrono>
+#include <cstdio>
+#include <unistd.h>
+
+namespace shardfuzz::fuzz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string describe(const harness::Scenario& s) {
+  int nested = 0;
+  for (const auto& [path, spec] : s.fully_shard) nested += path.find('.', path.find('.') + 1) != std::string::npos;
+  int checkpointed = 0;
+  for (const auto& b : s.blocks) checkpointed += b.ac != ac::CheckpointMode::None;
+  return std::to_string(s.blocks.size()) + " block(s) (" + std::to_string(checkpointed) + " checkpointed), " +
+         std::to_string(s.fully_shard.size()) + " fully_shard group(s) (" + std::to_string(nested) +
+         " nested inside blocks), world " + std::to_string(s.world_size) + ", " + std::to_string(s.steps) +
+         " step(s), dim " + std::to_string(s.dims.dim);
+}
+
+}  // namespace
+
+uint64_t case_seed(uint64_t campaign_seed, int k) { return splitmix64(campaign_seed * 0x100000001b3ULL + static_cast<uint64_t>(k)); }
+
+int case_size(int k) { return 10 + (k % 10) * 10; }  // 10..100, cycling: small cases come often
+
+std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message) {
+  harness::RunRecord run = harness::run_threads(scenario);
+  auto verdicts = harness::check_properties(scenario, run);
+  const harness::Verdict* f = harness::first_failure(verdicts);
+  if (message) *message = f ? f->message : "";
+  if (!f) return std::nullopt;
+  return f->property;
+}
+
+std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
+                             const std::string& dir, const std::string& found_by) {
+  harness::Reproducer r;
+  r.scenario = minimal;
+  r.name = property + "-" + minimal.profile + "-" + std::to_string(minimal.seed % 1000000);
+  r.scenario.name = r.name;
+  r.found_by = found_by;
+  r.message = message;
+  for (const auto& profile : fsdp::Profile::names()) r.expected[profile] = harness::verdict_under(minimal, profile);
+  const std::string path = dir + "/" + r.name + ".json";
+  harness::write_file_atomically(path, harness::to_json(r).dump(2) + "\n");
+  return path;
+}
+
+CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
+  CampaignResult result;
+  const auto t0 = Clock::now();
+  const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  double last_report = 0;
+  auto report = [&](bool final) {
+    const double t = seconds_since(t0);
+    if (!final && t - last_report < (tty ? 0.2 : 5.0)) return;
+    last_report = t;
+    char line[256];
+    const double left = options.seconds ? std::max(0.0, *options.seconds - t) : -1;
+    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", result.cases_run,
+                  t > 0 ? result.cases_run / t : 0.0, result.findings.size(),
+                  left >= 0 ? (", " + std::to_string(static_cast<int>(left)) + " s left").c_str() : "");
+    out << (tty && !final ? "\r" : "") << line << (tty && !final ? "" : "\n") << std::flush;
+  };
+  for (int k = 0;; ++k) {
+    if (options.cases && k >= *options.cases) break;
+    if (options.seconds && seconds_since(t0) >= *options.seconds) break;
+    const uint64_t seed = case_seed(options.seed, k);
+    const int size = case_size(k);
+    rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(options.gen, seed, size);
+    std::string message;
+    std::optional<std::string> failure = first_failing_property(drawn.value(), &message);
+    ++result.cases_run;
+    report(false);
+    if (!failure) continue;
+    if (tty) out << "\n";
+    out << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails " << *failure << ": " << message
+        << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n" << std::flush;
+    Finding f;
+    f.case_seed = seed;
+    f.size = size;
+    f.property = *failure;
+    f.shrink = shrink(
+        drawn, [](const harness::Scenario& s) { return first_failing_property(s); }, options.shrink_budget,
+        [&](const ShrinkStep& step) {
+          out << "fuzz:   shrink step " << step.accepted << " (" << step.tried << " tried, "
+              << static_cast<int>(step.elapsed_seconds) << " s): " << describe(step.scenario) << "\n" << std::flush;
+        },
+        *failure);
+    f.minimal = f.shrink.minimal;
+    first_failing_property(f.minimal, &f.message);
+    f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
+                              options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed)
+                                                      : options.command);
+    out << "fuzz: minimal case: " << describe(f.minimal) << "\nfuzz: " << f.property << ": " << f.message
+        << "\nfuzz: wrote " << f.path << " (" << f.shrink.steps_accepted << " shrink steps accepted of "
+        << f.shrink.steps_tried << " tried in " << static_cast<int>(f.shrink.elapsed_seconds) << " s"
+        << (f.shrink.budget_exhausted ? ", budget exhausted" : "") << ")\nreplay with: shardfuzz run " << f.path << "\n"
+        << std::flush;
+    result.findings.push_back(std::move(f));
+    if (!options.keep_going) break;
+  }
+  result.elapsed_seconds = seconds_since(t0);
+  report(true);
+  return result;
+}
+
+}  // namespace shardfuzz::fuzz

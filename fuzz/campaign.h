@@ -1,0 +1,58 @@
+// The fuzz campaign, in one obvious place: draw case k from its own seed, run it on the threads
+// backend, check every property; on the first failure, shrink it (same property, under a budget),
+// compute its verdict under every profile, and write the minimal reproducer atomically.
+#pragma once
+
+#include "fuzz/gen/gen_config.h"
+#include "fuzz/shrink.h"
+#include "harness/scenario.h"
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::fuzz {
+
+struct CampaignOptions {
+  GenConfig gen;
+  uint64_t seed = 1;
+  std::optional<int> cases;       // stop after this many cases
+  std::optional<double> seconds;  // or after this much wall clock (whichever comes first)
+  std::string out_dir = "findings";
+  ShrinkBudget shrink_budget{300, 120.0};
+  bool keep_going = false;  // continue after a finding (default: stop at the first)
+  std::string command;      // the command line, recorded in reproducers
+};
+
+struct Finding {
+  harness::Scenario minimal;
+  std::string property;
+  std::string message;
+  uint64_t case_seed = 0;
+  int size = 0;
+  std::string path;  // the reproducer written
+  ShrinkResult shrink;
+};
+
+struct CampaignResult {
+  int cases_run = 0;
+  double elapsed_seconds = 0;
+  std::vector<Finding> findings;
+};
+
+// The seed and size of case k of a campaign seeded with `seed`.
+uint64_t case_seed(uint64_t campaign_seed, int k);
+int case_size(int k);
+
+// The first failing property's name, or nullopt (the predicate shrinking preserves).
+std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message = nullptr);
+
+CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out);
+
+// Writes the reproducer for a shrunk failure into `dir` (expected verdicts under every profile).
+std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
+                             const std::string& dir, const std::string& found_by);
+
+}  // namespace shardfuzz::fuzz

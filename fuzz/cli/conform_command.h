@@ -1,0 +1,25 @@
+// `shardfuzz conform`: replays recorded PyTorch FSDP2 traces on the native runtime and reports the
+// first divergence of each — the differential check that keeps the runtime's scheduler honest.
+#pragma once
+
+#include <CLI/App.hpp>
+
+#include <ostream>
+#include <string>
+
+namespace shardfuzz::cli {
+
+struct ConformOptions {
+  std::string traces_dir;  // empty: default_traces_dir()
+};
+
+// ../shared/conformance/traces relative to the current directory when that folder exists, else "".
+std::string default_traces_dir();
+
+// Registers the subcommand; its options land in `options`.
+CLI::App* add_conform_command(CLI::App& app, ConformOptions& options);
+
+// Replays every *.json trace; returns kExitOk, kExitFindings or kExitUsage.
+int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace shardfuzz::cli

@@ -1,0 +1,32 @@
+// `shardfuzz fuzz`: a campaign on the threads backend; on a failure it shrinks, writes the minimal
+// reproducer into --out, prints the command that replays it and exits 1.
+#pragma once
+
+#include "fuzz/campaign.h"
+
+#include <CLI/App.hpp>
+
+#include <ostream>
+#include <string>
+
+namespace shardfuzz::cli {
+
+struct FuzzOptions {
+  std::string profile;
+  std::string time;  // "60s", "5m", "90"
+  int cases = 0;
+  uint64_t seed = 1;
+  int world = 0;
+  std::string out = "findings";
+  bool keep_going = false;
+  int shrink_steps = 300;
+  double shrink_seconds = 120;
+};
+
+CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& options);
+int run_fuzz(const FuzzOptions& options, const std::string& command_line, std::ostream& out, std::ostream& err);
+
+// "60s" -> 60, "5m" -> 300, "1h" -> 3600, "90" -> 90; throws std::invalid_argument naming the value.
+double parse_duration_seconds(const std::string& text);
+
+}  // namespace shardfuzz::cli

@@ -1,0 +1,31 @@
+// `shardfuzz gen`.
+#include "fuzz/cli/gen_command.h"
+
+#include "fuzz/cli/exit_codes.h"
+#include "fuzz/gen/generate.h"
+#include "harness/scenario_json.h"
+
+namespace shardfuzz::cli {
+
+CLI::App* add_gen_command(CLI::App& app, GenOptions& o) {
+  CLI::App* cmd = app.add_subcommand("gen", "Print the scenario generated from a seed");
+  cmd->add_option("--seed", o.seed, "seed")->capture_default_str();
+  cmd->add_option("--size", o.size, "RapidCheck size 0-100 (bigger: more blocks and groups)")->capture_default_str();
+  cmd->add_option("--world", o.world, "pin the world size");
+  cmd->add_option("--profile", o.profile, "pin the profile");
+  return cmd;
+}
+
+int run_gen(const GenOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.size < 0 || o.size > 100 || o.world < 0 || o.world > 8) {
+    err << "shardfuzz gen: --size must be 0-100 and --world 0-8\n";
+    return kExitUsage;
+  }
+  fuzz::GenConfig config;
+  config.world = o.world;
+  config.profile = o.profile;
+  out << harness::to_json_text(fuzz::generate(config, o.seed, o.size)) << "\n";
+  return kExitOk;
+}
+
+}  // namespace shardfuzz::cli

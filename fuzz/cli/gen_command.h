@@ -1,0 +1,21 @@
+// `shardfuzz gen --seed S`: print the scenario the generator draws from a seed.
+#pragma once
+
+#include <CLI/App.hpp>
+
+#include <cstdint>
+#include <ostream>
+
+namespace shardfuzz::cli {
+
+struct GenOptions {
+  uint64_t seed = 1;
+  int size = 50;
+  int world = 0;
+  std::string profile;
+};
+
+CLI::App* add_gen_command(CLI::App& app, GenOptions& options);
+int run_gen(const GenOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace shardfuzz::cli

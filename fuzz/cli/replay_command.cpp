@@ -1,0 +1,38 @@
+// `shardfuzz replay`.
+#include "fuzz/cli/replay_command.h"
+
+#include "fuzz/cli/exit_codes.h"
+#include "harness/reproducer.h"
+
+namespace shardfuzz::cli {
+
+CLI::App* add_replay_command(CLI::App& app, ReplayOptions& options) {
+  CLI::App* cmd = app.add_subcommand("replay", "Replay every reproducer in DIR against its expected verdicts");
+  cmd->add_option("dir", options.dir, "folder of reproducer JSON files")->capture_default_str();
+  return cmd;
+}
+
+int run_replay(const ReplayOptions& options, std::ostream& out, std::ostream& err) {
+  std::vector<harness::ReplayResult> results;
+  try {
+    results = harness::replay_dir(options.dir);
+  } catch (const std::exception& e) {
+    err << "shardfuzz replay: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  int passed = 0, failed = 0;
+  for (const auto& r : results) {
+    if (r.ok()) {
+      ++passed;
+      out << "PASS " << r.file << " [" << r.profile << "] " << r.expected << "\n";
+    } else {
+      ++failed;
+      out << "FAIL " << r.file << " [" << r.profile << "] expected " << r.expected << ", got " << r.actual
+          << (r.message.empty() ? "" : ": " + r.message) << "\n";
+    }
+  }
+  out << "replay: " << passed << " passed, " << failed << " failed\n";
+  return failed ? kExitFindings : kExitOk;
+}
+
+}  // namespace shardfuzz::cli

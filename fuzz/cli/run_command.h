@@ -1,0 +1,22 @@
+// `shardfuzz run FILE`: runs one scenario (or reproducer) and prints the per-layer memory table of
+// every rank and the verdict of every property.
+#pragma once
+
+#include <CLI/App.hpp>
+
+#include <ostream>
+#include <string>
+
+namespace shardfuzz::cli {
+
+struct RunCommandOptions {
+  std::string file;
+  std::string profile;  // empty: the scenario's own
+  int world = 0;        // 0: the scenario's own
+  bool json = false;    // print the RunRecord's verdicts and timelines as JSON instead
+};
+
+CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options);
+int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace shardfuzz::cli

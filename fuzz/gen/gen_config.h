@@ -1,0 +1,16 @@
+// What the scenario generator may vary and what the caller pins (`shardfuzz fuzz --world N
+// --profile P`). Plain data: the same config and seed always draw the same scenario.
+#pragma once
+
+#include <string>
+
+namespace shardfuzz::fuzz {
+
+struct GenConfig {
+  int world = 0;        // 0: drawn from 1-8 (shrinks toward 1); N > 0: every scenario has world N
+  std::string profile;  // "": drawn (torch-2.11, torch-2.9, strict); else every scenario has it
+  int max_blocks = 4;   // the block list holds 1..max_blocks blocks (at size >= 50; fewer below)
+  int max_steps = 3;    // steps are drawn from 1..max_steps
+};
+
+}  // namespace shardfuzz::fuzz

@@ -1,0 +1,102 @@
+// The scenario generator: independent draws composed with gen::build (their order is the shrink
+// order), then assemble() and repair().
+#include "fuzz/gen/scenario.h"
+
+#include "fuzz/gen/block.h"
+#include "fuzz/gen/choice.h"
+#include "fuzz/gen/detail/assemble.h"
+#include "fuzz/gen/dims.h"
+#include "fuzz/gen/list.h"
+#include "fuzz/gen/options.h"
+#include "fuzz/gen/prefetch.h"
+#include "fuzz/gen/world.h"
+
+#include <rapidcheck/gen/Build.h>
+#include <rapidcheck/gen/Create.h>
+#include <rapidcheck/gen/Select.h>
+#include <rapidcheck/gen/Transform.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace shardfuzz::fuzz::gen {
+
+namespace detail {
+
+ScenarioWeights plain_weights() { return {}; }
+
+ScenarioWeights upstream_shape_weights() {
+  ScenarioWeights w;
+  w.block.mlp = 0;
+  w.block.ungated = 0;
+  w.block.ac_none = 0;
+  w.block.wrap[kBlock] = {0, 1};
+  w.block.wrap[kExperts] = {0, 1};
+  w.out_unwrapped = 0;
+  return w;
+}
+
+namespace {
+
+// The block list: 1..max_blocks blocks, fewer at small sizes.
+rc::Gen<std::vector<BlockDraw>> blocks(const GenConfig& config, const BlockWeights& weights) {
+  const rc::Gen<BlockDraw> one = block(weights);
+  const int max_blocks = config.max_blocks;
+  return rc::Gen<std::vector<BlockDraw>>([one, max_blocks](const rc::Random& random, int size) {
+    const int scaled = 1 + (max_blocks - 1) * std::min(std::max(size, 0), 50) / 50;
+    return bounded_vector<BlockDraw>(1, static_cast<std::size_t>(scaled), one)(random, size);
+  });
+}
+
+rc::Gen<std::string> profile(const GenConfig& config) {
+  if (!config.profile.empty()) return rc::gen::just(config.profile);
+  // A failure is reported under the profile it was found in: the profile never shrinks.
+  return rc::gen::element<std::string>("torch-2.11", "torch-2.9", "strict");
+}
+
+rc::Gen<uint64_t> seed() {
+  return rc::Gen<uint64_t>([](const rc::Random& random, int) { return rc::shrinkable::just(rc::Random(random).next()); });
+}
+
+rc::Gen<ScenarioDraw> scenario_draw(const GenConfig& config, const ScenarioWeights& w) {
+  using Kind = train::OptimizerConfig::Kind;
+  return rc::gen::build<ScenarioDraw>(
+      rc::gen::set(&ScenarioDraw::blocks, blocks(config, w.block)),
+      rc::gen::set(&ScenarioDraw::wrap_out, flag(w.out_unwrapped, w.out_wrapped)),
+      rc::gen::set(&ScenarioDraw::prefetch, prefetch_style()),
+      rc::gen::set(&ScenarioDraw::world_size, world_size(config)),
+      rc::gen::set(&ScenarioDraw::expert_shard_size, expert_shard_size()),
+      rc::gen::set(&ScenarioDraw::dims, dims()),
+      rc::gen::set(&ScenarioDraw::steps, steps(config.max_steps)),
+      rc::gen::set(&ScenarioDraw::root_options, dense_options()),
+      rc::gen::set(&ScenarioDraw::out_options, dense_options()),
+      rc::gen::set(&ScenarioDraw::out_forward, prefetch_list()),
+      rc::gen::set(&ScenarioDraw::out_backward, prefetch_list()),
+      rc::gen::set(&ScenarioDraw::optimizer, weighted_choice<Kind>({{3, Kind::Sgd}, {1, Kind::AdamW}})),
+      rc::gen::set(&ScenarioDraw::profile, profile(config)),
+      rc::gen::set(&ScenarioDraw::seed, seed()));
+}
+
+}  // namespace
+}  // namespace detail
+
+rc::Gen<harness::Scenario> scenario(const GenConfig& config) {
+  if (config.max_blocks < 1 || config.max_blocks > harness::ScenarioLimits::kMaxBlocks)
+    throw std::invalid_argument("GenConfig.max_blocks: " + std::to_string(config.max_blocks) + " outside [1, " +
+                                std::to_string(harness::ScenarioLimits::kMaxBlocks) + "]");
+  if (config.world > harness::ScenarioLimits::kMaxWorld)
+    throw std::invalid_argument("GenConfig.world: " + std::to_string(config.world) + " outside [0, " +
+                                std::to_string(harness::ScenarioLimits::kMaxWorld) + "]");
+  if (!config.profile.empty() && config.profile != "torch-2.11" && config.profile != "torch-2.9" &&
+      config.profile != "strict")
+    throw std::invalid_argument("GenConfig.profile: \"" + config.profile +
+                                "\" is not a known profile (torch-2.9, torch-2.11, strict)");
+  const auto draws = rc::gen::weightedOneOf<detail::ScenarioDraw>({
+      {3, detail::scenario_draw(config, detail::plain_weights())},
+      {1, detail::scenario_draw(config, detail::upstream_shape_weights())},
+  });
+  return rc::gen::map(draws, &detail::assemble);
+}
+
+}  // namespace shardfuzz::fuzz::gen

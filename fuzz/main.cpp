@@ -1,0 +1,66 @@
+// The `shardfuzz` command line: one subcommand per user task, each in fuzz/cli/NAME_command.*.
+// Parsing and exit codes live here; the work lives in the subcommands.
+#include "fuzz/cli/conform_command.h"
+#include "fuzz/cli/exit_codes.h"
+#include "fuzz/cli/fuzz_command.h"
+#include "fuzz/cli/gen_command.h"
+#include "fuzz/cli/shrink_command.h"
+#include "fuzz/cli/replay_command.h"
+#include "fuzz/cli/run_command.h"
+
+#include <CLI/App.hpp>
+#include <CLI/Config.hpp>
+#include <CLI/Formatter.hpp>
+
+#include <exception>
+#include <iostream>
+
+#ifndef SHARDFUZZ_VERSION
+#define SHARDFUZZ_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace shardfuzz::cli;
+
+  CLI::App app{"shardfuzz: fault-injection and stress testing for sharded (FSDP-style) training.",
+               "shardfuzz"};
+  app.set_version_flag("--version", std::string("shardfuzz ") + SHARDFUZZ_VERSION);
+  app.require_subcommand(1);
+  app.footer(kExitCodesHelp);
+
+  ConformOptions conform;
+  CLI::App* conform_cmd = add_conform_command(app, conform);
+  RunCommandOptions run;
+  CLI::App* run_cmd = add_run_command(app, run);
+  ReplayOptions replay;
+  CLI::App* replay_cmd = add_replay_command(app, replay);
+  FuzzOptions fuzz;
+  CLI::App* fuzz_cmd = add_fuzz_command(app, fuzz);
+  ShrinkOptions shrink;
+  CLI::App* shrink_cmd = add_shrink_command(app, shrink);
+  GenOptions gen;
+  CLI::App* gen_cmd = add_gen_command(app, gen);
+  std::string command_line = "shardfuzz";
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version are "errors" with exit code 0; everything else is a usage error.
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  try {
+    if (conform_cmd->parsed()) return run_conform(conform, std::cout, std::cerr);
+    if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
+    if (replay_cmd->parsed()) return run_replay(replay, std::cout, std::cerr);
+    if (fuzz_cmd->parsed()) return run_fuzz(fuzz, command_line, std::cout, std::cerr);
+    if (shrink_cmd->parsed()) return run_shrink(shrink, command_line, std::cout, std::cerr);
+    if (gen_cmd->parsed()) return run_gen(gen, std::cout, std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "shardfuzz: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return kExitUsage;  // unreachable while require_subcommand(1) holds
+}

@@ -1,0 +1,73 @@
+// Shrinking a failing scenario under a budget. RapidCheck shrinks without limit and inside its own
+// test loop; here one trial is a whole multi-rank run, so the driver is ours: greedy descent over
+// a Shrinkable's shrink tree, bounded by trials and wall-clock seconds, accepting only children
+// that fail the same way as the original. Scenarios that did not come from the generator (a file
+// given to `shardfuzz shrink`) get a shrink tree of hand-written structural edits.
+#pragma once
+
+#include "harness/scenario.h"
+
+#include <rapidcheck/Shrinkable.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace shardfuzz::fuzz {
+
+// The failure identity of a scenario (e.g. the name of the first property that failed), or
+// nullopt when it passes. Must be deterministic for the shrink to mean anything.
+using FailurePredicate = std::function<std::optional<std::string>(const harness::Scenario&)>;
+
+struct ShrinkBudget {
+  int max_steps = 500;         // predicate calls (the original's included, when it is evaluated)
+  double max_seconds = 600.0;  // wall clock, checked before each predicate call
+};
+
+// One accepted step, for progress output.
+struct ShrinkStep {
+  const harness::Scenario& scenario;  // the new smallest failing scenario
+  int accepted = 0;                   // steps accepted so far, this one included
+  int tried = 0;                      // predicate calls so far
+  double elapsed_seconds = 0;
+};
+using ShrinkProgress = std::function<void(const ShrinkStep&)>;
+
+struct ShrinkResult {
+  harness::Scenario minimal;  // the start value when nothing smaller failed the same way
+  std::string failure;        // the identity every accepted step reproduced
+  bool reproduced = true;     // false: the start value did not fail (minimal is the start)
+  int steps_tried = 0;        // predicate calls
+  int steps_accepted = 0;     // children taken
+  int skipped = 0;            // children not run: equal to one already run, or failing validate()
+  double elapsed_seconds = 0;
+  bool budget_exhausted = false;  // stopped by max_steps or max_seconds with children untried
+};
+
+// Greedy descent: walk the current node's shrinks in order; the first child that fails with the
+// original identity becomes the current node, and the walk restarts from its shrinks; stop when
+// no child fails so or the budget is spent. `failure`: the start value's identity when the caller
+// already knows it (saves one run); otherwise the driver evaluates the start value first.
+// Children equal (as JSON text) to a scenario already run, and children that fail validate(),
+// are skipped without a run. Exceptions from `fails` propagate.
+ShrinkResult shrink(const rc::Shrinkable<harness::Scenario>& start, const FailurePredicate& fails, ShrinkBudget budget,
+                    const ShrinkProgress& progress = {}, std::optional<std::string> failure = std::nullopt);
+
+struct StructuralShrinkOptions {
+  bool keep_world = false;  // never change world_size (the GPUs at hand are fixed)
+};
+
+// A shrink tree for a scenario from anywhere: its children are single structural edits, biggest
+// first — drop blocks (renumbering the rest and their fully_shard entries and prefetch lists),
+// smaller world, drop a fully_shard entry (nested first), AC off (then reentrant ->
+// non_reentrant), drop a prefetch list (then single entries), expert_shard_size 0, per-entry
+// options to defaults, smaller dims, fewer steps, unfreeze, ungate, MoE -> MLP, default optimizer
+// — each passed through gen::repair() and kept only if it validates and differs from its parent.
+rc::Shrinkable<harness::Scenario> shrinkable_from(const harness::Scenario& scenario,
+                                                  StructuralShrinkOptions options = {});
+
+// The children shrinkable_from() gives `scenario`, in order (for tests and `shardfuzz shrink -v`).
+std::vector<harness::Scenario> structural_shrinks(const harness::Scenario& scenario,
+                                                  const StructuralShrinkOptions& options = {});
+
+}  // namespace shardfuzz::fuzz

@@ -1,0 +1,161 @@
+// Reproducer files and their replay.
+#include "harness/reproducer.h"
+
+#include "harness/properties/property.h"
+#include "harness/scenario_json.h"
+#include "harness/threads_backend.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace shardfuzz::harness {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::string text_field(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key)) return "";
+  if (!j.at(key).is_string()) throw std::invalid_argument(std::string(key) + ": expected a string");
+  return j.at(key).get<std::string>();
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Reproducer& r) {
+  nlohmann::json j = nlohmann::json::object();
+  j["schema"] = kScenarioSchema;
+  j["name"] = r.name;
+  j["zoo"] = r.zoo;
+  j["found_by"] = r.found_by;
+  j["explanation"] = r.explanation;
+  j["message"] = r.message;
+  j["expected"] = r.expected;
+  j["scenario"] = to_json(r.scenario);
+  return j;
+}
+
+Reproducer reproducer_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("reproducer: expected an object");
+  static const std::set<std::string> known = {"schema", "name", "zoo", "found_by", "explanation", "message",
+                                              "expected", "scenario"};
+  for (const auto& [key, value] : j.items())
+    if (!known.count(key)) throw std::invalid_argument(key + ": unknown key");
+  if (!j.contains("schema") || j.at("schema") != kScenarioSchema)
+    throw std::invalid_argument("schema: expected " + std::to_string(kScenarioSchema));
+  Reproducer r;
+  r.name = text_field(j, "name");
+  r.zoo = text_field(j, "zoo");
+  r.found_by = text_field(j, "found_by");
+  r.explanation = text_field(j, "explanation");
+  r.message = text_field(j, "message");
+  if (!j.contains("expected") || !j.at("expected").is_object())
+    throw std::invalid_argument("expected: an object of profile -> property name or \"pass\"");
+  for (const auto& [profile, verdict] : j.at("expected").items()) {
+    if (!verdict.is_string()) throw std::invalid_argument("expected." + profile + ": expected a string");
+    std::string v = verdict.get<std::string>();
+    bool known_property = v == "pass";
+    for (const Property& p : all_properties()) known_property = known_property || p.name == v;
+    if (!known_property) throw std::invalid_argument("expected." + profile + ": unknown property '" + v + "'");
+    r.expected[profile] = v;
+  }
+  if (!j.contains("scenario")) throw std::invalid_argument("scenario: missing");
+  try {
+    r.scenario = scenario_from_json(j.at("scenario"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("scenario.") + e.what());
+  }
+  return r;
+}
+
+Reproducer load_reproducer(const std::string& path) {
+  try {
+    return reproducer_from_json(nlohmann::json::parse(read_text(path)));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  }
+}
+
+Scenario load_scenario_or_reproducer(const std::string& path) {
+  const std::string text = read_text(path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return parse_scenario(text);  // reports the position of the syntax error
+  }
+  if (j.is_object() && j.contains("scenario")) return load_reproducer(path).scenario;
+  return parse_scenario(text);
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("short write to " + tmp.string());
+  }
+  fs::rename(tmp, target);
+}
+
+std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message) {
+  Scenario sc = scenario;
+  sc.profile = profile;
+  RunRecord run = run_threads(sc);
+  auto verdicts = check_properties(sc, run);
+  const Verdict* f = first_failure(verdicts);
+  if (message) *message = f ? f->message : "";
+  return f ? f->property : "pass";
+}
+
+std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::string& file) {
+  std::vector<ReplayResult> out;
+  for (const auto& [profile, expected] : r.expected) {
+    ReplayResult res;
+    res.file = file;
+    res.profile = profile;
+    res.expected = expected;
+    res.actual = verdict_under(r.scenario, profile, &res.message);
+    out.push_back(std::move(res));
+  }
+  return out;
+}
+
+std::vector<ReplayResult> replay_dir(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) throw std::runtime_error("replay: no folder at " + dir);
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<ReplayResult> out;
+  for (const auto& f : files) {
+    const std::string name = std::filesystem::path(f).filename().string();
+    try {
+      auto results = replay_reproducer(load_reproducer(f), name);
+      out.insert(out.end(), results.begin(), results.end());
+    } catch (const std::exception& e) {
+      out.push_back({name, "-", "a loadable reproducer", "error", e.what()});
+    }
+  }
+  return out;
+}
+
+}  // namespace shardfuzz::harness

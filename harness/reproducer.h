@@ -1,0 +1,52 @@
+// Reproducers: a minimised scenario with its expected verdict per profile (the first failing
+// property, or "pass"), the bug-zoo row it matches, the message it failed with and the command
+// that found it. Written atomically (temp file + rename: never half-written); replayed by ctest
+// and `shardfuzz replay DIR`.
+#pragma once
+
+#include "harness/scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::harness {
+
+struct Reproducer {
+  std::string name;
+  std::string zoo;          // bug-zoo row, e.g. "seed" or "5"
+  std::string found_by;     // the command that found it
+  std::string explanation;  // why it fails, in a sentence or two
+  std::string message;      // the failed property's message when it was found
+  std::map<std::string, std::string> expected;  // profile -> first failing property, or "pass"
+  Scenario scenario;
+};
+
+nlohmann::json to_json(const Reproducer& reproducer);
+Reproducer reproducer_from_json(const nlohmann::json& json);  // std::invalid_argument naming the path
+Reproducer load_reproducer(const std::string& path);
+// A file holding either a reproducer or a bare scenario.
+Scenario load_scenario_or_reproducer(const std::string& path);
+
+// Writes `text` to `path` through a temporary file in the same folder and a rename.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+// Runs the scenario under `profile` and returns the first failing property's name, or "pass";
+// `message` receives the failure message.
+std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message = nullptr);
+
+struct ReplayResult {
+  std::string file;
+  std::string profile;
+  std::string expected;
+  std::string actual;
+  std::string message;
+  bool ok() const { return expected == actual; }
+};
+std::vector<ReplayResult> replay_reproducer(const Reproducer& reproducer, const std::string& file);
+// Every *.json in `dir`, sorted.
+std::vector<ReplayResult> replay_dir(const std::string& dir);
+
+}  // namespace shardfuzz::harness

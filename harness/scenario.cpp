@@ -1,0 +1,232 @@
+// A Scenario's model paths, its size, and its validation: every rule names the JSON path of the
+// first bad value, and the size budget is plain arithmetic, checked before anything is built.
+#include "harness/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace shardfuzz::harness {
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// Saturating arithmetic on non-negative sizes: an unvalidated scenario can hold any int64 dims,
+// and full_parameter_bytes() must still answer (with "at least INT64_MAX") instead of overflowing.
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? kInt64Max : r;
+}
+int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? kInt64Max : r;
+}
+int64_t linear_params(int64_t in, int64_t out) { return sat_add(sat_mul(in, out), out); }
+
+// A string as JSON writes it, cut short so that a hostile megabyte-long key stays readable.
+std::string quoted(const std::string& s) {
+  constexpr std::size_t kMaxShown = 120;
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size() && i < kMaxShown; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > kMaxShown) out += "...";
+  return out + "\"";
+}
+
+std::string shard_path(const std::string& module) { return "fully_shard[" + quoted(module) + "]"; }
+
+std::string show(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+[[noreturn]] void reject(const std::string& path, const std::string& what) {
+  throw std::invalid_argument(path + ": " + what);
+}
+
+void check_range(const std::string& path, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi)
+    reject(path, std::to_string(v) + " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+bool is_expert_module(const Scenario& sc, const std::string& path) {
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
+    if (sc.blocks[i].kind == BlockSpec::Kind::Moe && path == "layers." + std::to_string(i) + ".moe.experts")
+      return true;
+  return false;
+}
+
+// Ranks a placement's parameters are sharded over: the whole world for "dp"; for "experts", the
+// dp_mod_ep dim of the HSDP experts mesh (the world when expert_shard_size is 0).
+int shard_group_size(const Scenario& sc, const ShardSpec& spec) {
+  if (spec.mesh == "experts" && sc.expert_shard_size > 0) return sc.expert_shard_size;
+  return sc.world_size;
+}
+
+void validate_optimizer(const train::OptimizerConfig& o) {
+  if (o.kind != train::OptimizerConfig::Kind::Sgd && o.kind != train::OptimizerConfig::Kind::AdamW)
+    reject("optimizer.kind", "unknown optimizer kind (sgd, adamw)");
+  if (!std::isfinite(o.lr) || !(o.lr > 0)) reject("optimizer.lr", show(o.lr) + " must be finite and > 0");
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) reject("optimizer.beta1", show(o.beta1) + " outside [0, 1)");
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) reject("optimizer.beta2", show(o.beta2) + " outside [0, 1)");
+  if (!std::isfinite(o.eps) || !(o.eps > 0)) reject("optimizer.eps", show(o.eps) + " must be finite and > 0");
+  if (!std::isfinite(o.weight_decay) || !(o.weight_decay >= 0))
+    reject("optimizer.weight_decay", show(o.weight_decay) + " must be finite and >= 0");
+}
+
+void validate_block(const BlockSpec& b, std::size_t i) {
+  const std::string path = "blocks[" + std::to_string(i) + "]";
+  if (b.kind != BlockSpec::Kind::Moe && b.kind != BlockSpec::Kind::Mlp) reject(path + ".kind", "unknown block kind (moe, mlp)");
+  if (b.ac != ac::CheckpointMode::None && b.ac != ac::CheckpointMode::NonReentrant && b.ac != ac::CheckpointMode::Reentrant)
+    reject(path + ".ac", "unknown checkpoint mode (none, non_reentrant, reentrant)");
+  if (!b.lora.empty()) reject(path + ".lora", "LoRA adapters are not supported yet (the list must be empty)");
+}
+
+void validate_budget(const Scenario& sc) {
+  const int64_t bytes = sc.full_parameter_bytes();
+  if (bytes > ScenarioLimits::kMaxParameterBytes)
+    reject("size budget", "parameters take " + std::to_string(bytes) + " bytes per rank before sharding, over the limit of " +
+                              std::to_string(ScenarioLimits::kMaxParameterBytes));
+  // dims are validated (<= 2^16 each), so this product cannot overflow.
+  const int64_t widest = std::max(sc.dims.dim, sc.dims.hidden * sc.dims.experts);
+  const int64_t activations = sc.dims.tokens * widest;
+  if (activations > ScenarioLimits::kMaxActivationElements)
+    reject("size budget", "activations take tokens x max(dim, hidden x experts) = " + std::to_string(activations) +
+                              " elements, over the limit of " + std::to_string(ScenarioLimits::kMaxActivationElements));
+}
+
+void validate_reshard(const std::string& path, const fsdp::ReshardAfterForward& raf, int group) {
+  using Kind = fsdp::ReshardAfterForward::Kind;
+  if (raf.kind != Kind::Auto && raf.kind != Kind::True && raf.kind != Kind::False && raf.kind != Kind::Int)
+    reject(path, "unknown kind (\"auto\", true, false or an integer)");
+  if (raf.kind != Kind::Int) return;
+  if (raf.n < 1) reject(path, std::to_string(raf.n) + " must be at least 1");
+  if (group % raf.n != 0)
+    reject(path, std::to_string(raf.n) + " does not divide the shard group size " + std::to_string(group));
+}
+
+void validate_shard_dim(const Scenario& sc, const std::string& module, const ShardSpec& spec, int group) {
+  const std::string path = shard_path(module) + ".shard_dim";
+  if (spec.shard_dim < 0) reject(path, std::to_string(spec.shard_dim) + " must be >= 0");
+  if (spec.shard_dim == 0) return;
+  if (!is_expert_module(sc, module))
+    reject(path, "Shard(" + std::to_string(spec.shard_dim) +
+                     ") is only supported on expert modules (layers.i.moe.experts, whose weights have 3 dims)");
+  if (spec.shard_dim > 2) reject(path, std::to_string(spec.shard_dim) + " outside [0, 2] (expert weights have 3 dims)");
+  // w1 is [E, D, H] and w2 is [E, H, D]: Shard(1) and Shard(2) each cut one D and one H.
+  if (sc.dims.dim % group != 0 || sc.dims.hidden % group != 0)
+    reject(path, "Shard(" + std::to_string(spec.shard_dim) + ") needs dims.dim " + std::to_string(sc.dims.dim) +
+                     " and dims.hidden " + std::to_string(sc.dims.hidden) + " divisible by the shard group size " +
+                     std::to_string(group));
+}
+
+void validate_prefetch(const Scenario& sc, const std::set<std::string>& known, const std::string& path,
+                       const std::optional<std::vector<std::string>>& list) {
+  if (!list) return;
+  for (std::size_t k = 0; k < list->size(); ++k) {
+    const std::string& entry = (*list)[k];
+    const std::string where = path + "[" + std::to_string(k) + "]";
+    if (entry == "self") continue;
+    if (!known.count(entry)) reject(where, quoted(entry) + " is no module of the model");
+    if (!sc.fully_shard.count(entry)) reject(where, quoted(entry) + " is not fully_shard-ed");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Scenario::module_paths() const {
+  std::vector<std::string> out = {"", "layers"};
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const std::string block = "layers." + std::to_string(i);
+    out.push_back(block);
+    out.push_back(block + ".attn");
+    if (blocks[i].kind == BlockSpec::Kind::Moe) {
+      out.push_back(block + ".moe");
+      out.push_back(block + ".moe.experts");
+      if (blocks[i].gated) out.push_back(block + ".moe.router");
+    } else {
+      out.push_back(block + ".mlp");
+      out.push_back(block + ".mlp.fc1");
+      out.push_back(block + ".mlp.fc2");
+    }
+  }
+  out.push_back("out");
+  return out;
+}
+
+int64_t Scenario::full_parameter_bytes() const {
+  const int64_t d = dims.dim, h = dims.hidden, e = dims.experts;
+  const int64_t attn = linear_params(d, d);
+  const int64_t experts = sat_mul(2, sat_mul(e, sat_mul(d, h)));
+  const int64_t router = linear_params(d, e);
+  const int64_t mlp = sat_add(linear_params(d, h), linear_params(h, d));
+  int64_t params = linear_params(d, d);  // out
+  for (const BlockSpec& b : blocks) {
+    int64_t block = attn;
+    if (b.kind == BlockSpec::Kind::Moe)
+      block = sat_add(block, b.gated ? sat_add(experts, router) : experts);
+    else
+      block = sat_add(block, mlp);
+    params = sat_add(params, block);
+  }
+  return sat_mul(params, 4);  // float32, the only dtype for now
+}
+
+void Scenario::validate() const {
+  if (schema != kScenarioSchema)
+    reject("schema", std::to_string(schema) + " is not supported (this build reads schema " +
+                         std::to_string(kScenarioSchema) + ")");
+  check_range("world_size", world_size, 1, ScenarioLimits::kMaxWorld);
+  if (expert_shard_size < 0) reject("expert_shard_size", std::to_string(expert_shard_size) + " must be >= 0");
+  if (expert_shard_size > 0 && world_size % expert_shard_size != 0)
+    reject("expert_shard_size", std::to_string(expert_shard_size) + " does not divide world_size " + std::to_string(world_size));
+  if (profile != "torch-2.9" && profile != "torch-2.11" && profile != "strict")
+    reject("profile", quoted(profile) + " is not a known profile (torch-2.9, torch-2.11, strict)");
+  check_range("steps", steps, 1, ScenarioLimits::kMaxSteps);
+  check_range("dims.dim", dims.dim, 1, ScenarioLimits::kMaxDim);
+  check_range("dims.hidden", dims.hidden, 1, ScenarioLimits::kMaxDim);
+  check_range("dims.experts", dims.experts, 1, ScenarioLimits::kMaxDim);
+  check_range("dims.tokens", dims.tokens, 1, ScenarioLimits::kMaxDim);
+  if (dtype != "float32") reject("dtype", quoted(dtype) + " is not supported (only \"float32\" for now)");
+  validate_optimizer(optimizer);
+  if (blocks.size() > static_cast<std::size_t>(ScenarioLimits::kMaxBlocks))
+    reject("blocks", std::to_string(blocks.size()) + " blocks, over the limit of " + std::to_string(ScenarioLimits::kMaxBlocks));
+  for (std::size_t i = 0; i < blocks.size(); ++i) validate_block(blocks[i], i);
+  validate_budget(*this);
+
+  const std::vector<std::string> modules = module_paths();
+  const std::set<std::string> known(modules.begin(), modules.end());
+  for (const auto& [module, spec] : fully_shard)
+    if (!known.count(module))
+      reject(shard_path(module), "no such module (the model has " + std::to_string(blocks.size()) + " blocks)");
+  if (!fully_shard.count("")) reject("fully_shard", "the root (\"\") must be fully_shard-ed");
+  for (const auto& [module, spec] : fully_shard) {
+    const std::string path = shard_path(module);
+    if (spec.mesh != "dp" && spec.mesh != "experts")
+      reject(path + ".mesh", quoted(spec.mesh) + " is not a mesh (dp, experts)");
+    const int group = shard_group_size(*this, spec);
+    validate_reshard(path + ".reshard_after_forward", spec.reshard_after_forward, group);
+    validate_shard_dim(*this, module, spec, group);
+    validate_prefetch(*this, known, path + ".forward_prefetch", spec.forward_prefetch);
+    validate_prefetch(*this, known, path + ".backward_prefetch", spec.backward_prefetch);
+  }
+}
+
+}  // namespace shardfuzz::harness

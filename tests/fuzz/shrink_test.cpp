@@ -1,0 +1,270 @@
+// The shrink driver (fuzz/shrink.h) with a synthetic failure, over generated shrink trees
+// (gen::scenario) and hand-written ones (shrinkable_from): both reach the same minimal scenario;
+// the budget stops the driver; only failures with the original identity are accepted.
+#include "fuzz/shrink.h"
+
+#include "fuzz/gen/generate.h"
+#include "harness/scenario_json.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace shardfuzz::fuzz {
+namespace {
+
+using harness::BlockSpec;
+using harness::Scenario;
+using harness::ShardSpec;
+
+// Fails iff some block is a gated MoE under AC whose experts are fully_shard-ed, and the head is
+// fully_shard-ed: the shape of the upstream seed leak.
+std::optional<std::string> synthetic(const Scenario& sc) {
+  if (!sc.fully_shard.count("out")) return std::nullopt;
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i) {
+    const BlockSpec& b = sc.blocks[i];
+    if (b.kind == BlockSpec::Kind::Moe && b.gated && b.ac != ac::CheckpointMode::None &&
+        sc.fully_shard.count("layers." + std::to_string(i) + ".moe.experts"))
+      return std::string("synthetic-leak");
+  }
+  return std::nullopt;
+}
+
+// The one minimal scenario for `synthetic`, with the identity fields (name, seed, profile) of `like`.
+Scenario minimal_like(const Scenario& like) {
+  Scenario m;
+  m.name = like.name;
+  m.seed = like.seed;
+  m.profile = like.profile;
+  m.world_size = 1;
+  m.expert_shard_size = 0;
+  m.steps = 1;
+  m.dims = {4, 4, 1, 2};
+  m.optimizer = {};
+  m.input_requires_grad = like.input_requires_grad;
+  m.input_per_rank = like.input_per_rank;
+  BlockSpec b;
+  b.kind = BlockSpec::Kind::Moe;
+  b.gated = true;
+  b.ac = ac::CheckpointMode::NonReentrant;
+  b.frozen = false;
+  m.blocks = {b};
+  m.fully_shard = {{"", ShardSpec{}}, {"layers.0.moe.experts", ShardSpec{}}, {"out", ShardSpec{}}};
+  return m;
+}
+
+std::vector<uint64_t> failing_seeds(const GenConfig& config, int wanted, std::size_t min_blocks) {
+  std::vector<uint64_t> seeds;
+  for (uint64_t seed = 0; seeds.size() < static_cast<std::size_t>(wanted) && seed < 100000; ++seed) {
+    const Scenario sc = generate(config, seed, 100);
+    if (sc.blocks.size() >= min_blocks && synthetic(sc)) seeds.push_back(seed);
+  }
+  return seeds;
+}
+
+// Shrinking the generator's own tree reaches the minimal form from every one of 25 large failing
+// draws: 1 block, world 1, only the AC the failure needs, only the required fully_shard entries
+// with default options, no lists, 1 step, the smallest dims.
+TEST(Shrink, GeneratedTreeReachesTheMinimum) {
+  const GenConfig config;
+  const auto seeds = failing_seeds(config, 25, 3);
+  ASSERT_EQ(seeds.size(), 25u);
+  int tried = 0, accepted = 0, skipped = 0, most = 0;
+  for (uint64_t seed : seeds) {
+    const auto start = generate_shrinkable(config, seed, 100);
+    const ShrinkResult r = shrink(start, synthetic, ShrinkBudget{100000, 120.0});
+    tried += r.steps_tried;
+    accepted += r.steps_accepted;
+    skipped += r.skipped;
+    most = std::max(most, r.steps_tried);
+    EXPECT_TRUE(r.reproduced);
+    EXPECT_EQ(r.failure, "synthetic-leak");
+    EXPECT_FALSE(r.budget_exhausted);
+    EXPECT_GT(r.steps_accepted, 0);
+    EXPECT_EQ(harness::to_json_text(r.minimal), harness::to_json_text(minimal_like(start.value())))
+        << "seed " << seed << " from\n"
+        << harness::to_json_text(start.value());
+  }
+  std::cout << "  per shrink: " << accepted / 25.0 << " accepted of " << tried / 25.0 << " tried (at most " << most
+            << "), " << skipped / 25.0 << " skipped\n";
+}
+
+// With the world pinned, shrinking never changes it.
+TEST(Shrink, PinnedWorldIsKept) {
+  GenConfig config;
+  config.world = 4;
+  const auto seeds = failing_seeds(config, 5, 2);
+  ASSERT_EQ(seeds.size(), 5u);
+  for (uint64_t seed : seeds) {
+    const auto start = generate_shrinkable(config, seed, 100);
+    const ShrinkResult r = shrink(start, synthetic, ShrinkBudget{100000, 120.0});
+    Scenario expected = minimal_like(start.value());
+    expected.world_size = 4;
+    EXPECT_EQ(harness::to_json_text(r.minimal), harness::to_json_text(expected));
+  }
+}
+
+// A large scenario written by hand: 4 blocks of every kind, world 8 with HSDP experts, every
+// module wrapped, int reshard, Shard(1), explicit lists everywhere, reentrant AC, frozen, AdamW.
+Scenario hand_made_large() {
+  Scenario sc;
+  sc.name = "hand-made";
+  sc.seed = 7;
+  sc.profile = "torch-2.9";
+  sc.world_size = 8;
+  sc.expert_shard_size = 4;
+  sc.steps = 3;
+  sc.dims = {16, 12, 4, 8};
+  sc.optimizer.kind = train::OptimizerConfig::Kind::AdamW;
+  sc.optimizer.weight_decay = 0.01;
+  for (int i = 0; i < 4; ++i) {
+    BlockSpec b;
+    b.kind = i == 1 ? BlockSpec::Kind::Mlp : BlockSpec::Kind::Moe;
+    b.gated = i != 3;
+    b.ac = i == 0 ? ac::CheckpointMode::None : ac::CheckpointMode::Reentrant;
+    b.frozen = i == 2;
+    sc.blocks.push_back(b);
+  }
+  for (const std::string& path : sc.module_paths()) {
+    ShardSpec s;
+    s.reshard_after_forward = fsdp::ReshardAfterForward::ranks(2);
+    if (path.size() > 12 && path.compare(path.size() - 12, 12, ".moe.experts") == 0) {
+      s.mesh = "experts";
+      s.shard_dim = 1;
+      s.backward_prefetch = std::vector<std::string>{"self"};
+    }
+    sc.fully_shard[path] = s;
+  }
+  sc.fully_shard["layers.0"].forward_prefetch = std::vector<std::string>{"layers.1", "layers.2.moe.experts"};
+  sc.fully_shard["layers.2"].backward_prefetch = std::vector<std::string>{"layers.1", "layers.0.moe.experts"};
+  sc.fully_shard["layers.3"].forward_prefetch = std::vector<std::string>{};
+  sc.fully_shard["out"].backward_prefetch = std::vector<std::string>{"layers.3", "layers.2.moe.experts"};
+  return sc;
+}
+
+TEST(Shrink, HandMadeScenarioReachesTheSameMinimum) {
+  const Scenario big = hand_made_large();
+  ASSERT_NO_THROW(big.validate());
+  ASSERT_TRUE(synthetic(big));
+  std::vector<int> accepted_at;
+  const ShrinkResult r = shrink(shrinkable_from(big), synthetic, ShrinkBudget{100000, 120.0},
+                                [&](const ShrinkStep& step) {
+                                  EXPECT_TRUE(synthetic(step.scenario));
+                                  accepted_at.push_back(step.accepted);
+                                });
+  EXPECT_TRUE(r.reproduced);
+  EXPECT_FALSE(r.budget_exhausted);
+  EXPECT_EQ(harness::to_json_text(r.minimal), harness::to_json_text(minimal_like(big)));
+  EXPECT_EQ(static_cast<int>(accepted_at.size()), r.steps_accepted);
+  for (std::size_t k = 0; k < accepted_at.size(); ++k) EXPECT_EQ(accepted_at[k], static_cast<int>(k) + 1);
+  std::cout << "  hand-made: " << r.steps_accepted << " accepted of " << r.steps_tried << " tried, " << r.skipped
+            << " skipped, " << r.elapsed_seconds << " s\n";
+}
+
+TEST(Shrink, HandMadeKeepWorld) {
+  const ShrinkResult r =
+      shrink(shrinkable_from(hand_made_large(), StructuralShrinkOptions{true}), synthetic, ShrinkBudget{100000, 120.0});
+  Scenario expected = minimal_like(hand_made_large());
+  expected.world_size = 8;
+  EXPECT_EQ(harness::to_json_text(r.minimal), harness::to_json_text(expected));
+}
+
+TEST(Shrink, StructuralShrinksValidateAndDiffer) {
+  const Scenario big = hand_made_large();
+  const std::string text = harness::to_json_text(big);
+  const auto children = structural_shrinks(big);
+  EXPECT_GT(children.size(), 50u);
+  std::set<std::string> distinct;
+  for (const Scenario& c : children) {
+    EXPECT_NO_THROW(c.validate());
+    const std::string t = harness::to_json_text(c);
+    EXPECT_NE(t, text);
+    distinct.insert(t);
+  }
+  EXPECT_EQ(distinct.size(), children.size());
+}
+
+TEST(Shrink, DroppingABlockRenumbersEntriesAndLists) {
+  const Scenario big = hand_made_large();
+  // The first single-block drop of block 1 (the MLP block) in the children list.
+  const auto children = structural_shrinks(big);
+  const Scenario* dropped1 = nullptr;
+  for (const Scenario& c : children)
+    if (c.blocks.size() == 3 && c.blocks[1].kind == BlockSpec::Kind::Moe && c.blocks[0].ac == ac::CheckpointMode::None &&
+        c.blocks[1].frozen) {
+      dropped1 = &c;
+      break;
+    }
+  ASSERT_NE(dropped1, nullptr);
+  const auto& fs = dropped1->fully_shard;
+  EXPECT_TRUE(fs.count("layers.1.moe.experts"));   // was layers.2.moe.experts
+  EXPECT_TRUE(fs.count("layers.2.moe.experts"));   // was layers.3.moe.experts
+  EXPECT_FALSE(fs.count("layers.3"));
+  EXPECT_FALSE(fs.count("layers.1.mlp"));
+  // layers.0 prefetched [layers.1 (dropped), layers.2.moe.experts] -> [layers.1.moe.experts].
+  EXPECT_EQ(*fs.at("layers.0").forward_prefetch, std::vector<std::string>{"layers.1.moe.experts"});
+  // layers.2 (now layers.1) prefetched [layers.1 (dropped), layers.0.moe.experts] backward.
+  EXPECT_EQ(*fs.at("layers.1").backward_prefetch, std::vector<std::string>{"layers.0.moe.experts"});
+  EXPECT_EQ(*fs.at("out").backward_prefetch, (std::vector<std::string>{"layers.2", "layers.1.moe.experts"}));
+}
+
+TEST(Shrink, OnlyTheSameFailureIsAccepted) {
+  const auto start = generate_shrinkable(GenConfig{}, 3, 100);
+  const std::string original = harness::to_json_text(start.value());
+  // Every child fails, but differently.
+  const ShrinkResult r = shrink(start, [&](const Scenario& sc) -> std::optional<std::string> {
+    return harness::to_json_text(sc) == original ? "A" : "B";
+  }, ShrinkBudget{50, 60.0});
+  EXPECT_TRUE(r.reproduced);
+  EXPECT_EQ(r.failure, "A");
+  EXPECT_EQ(r.steps_accepted, 0);
+  EXPECT_EQ(harness::to_json_text(r.minimal), original);
+}
+
+TEST(Shrink, AStartThatPassesIsReported) {
+  int calls = 0;
+  const ShrinkResult r = shrink(generate_shrinkable(GenConfig{}, 5, 100), [&](const Scenario&) -> std::optional<std::string> {
+    ++calls;
+    return std::nullopt;
+  }, ShrinkBudget{});
+  EXPECT_FALSE(r.reproduced);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(r.steps_tried, 1);
+}
+
+TEST(Shrink, StepBudgetStopsTheDriver) {
+  int calls = 0;
+  auto always = [&](const Scenario&) -> std::optional<std::string> {
+    ++calls;
+    return std::string("always");
+  };
+  const ShrinkResult r = shrink(shrinkable_from(hand_made_large()), always, ShrinkBudget{5, 60.0});
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_EQ(r.steps_tried, 5);
+  EXPECT_EQ(calls, 5);  // the start value's run included
+  EXPECT_EQ(r.steps_accepted, 4);
+
+  // A known failure saves the first run; a budget of 0 runs nothing.
+  calls = 0;
+  const ShrinkResult none = shrink(shrinkable_from(hand_made_large()), always, ShrinkBudget{0, 60.0}, {}, "always");
+  EXPECT_TRUE(none.budget_exhausted);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(harness::to_json_text(none.minimal), harness::to_json_text(hand_made_large()));
+}
+
+TEST(Shrink, TimeBudgetStopsTheDriver) {
+  auto slow = [](const Scenario&) -> std::optional<std::string> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return std::string("slow");
+  };
+  const ShrinkResult r = shrink(shrinkable_from(hand_made_large()), slow, ShrinkBudget{100000, 0.2}, {}, "slow");
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_GE(r.steps_tried, 5);
+  EXPECT_LE(r.steps_tried, 12);
+  EXPECT_LT(r.elapsed_seconds, 0.5);
+}
+
+}  // namespace
+}  // namespace shardfuzz::fuzz
