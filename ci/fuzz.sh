@@ -7,9 +7,10 @@ source "$(dirname "$0")/common.sh"
 bash ci/install-deps.sh
 bash ci/build.sh shardfuzz
 
-# The one place that says what "run the tool" means. Until `shardfuzz fuzz` exists this is the
-# conformance replay of the recorded FSDP2 traces.
-SHARDFUZZ_COMMAND=(./build/shardfuzz conform --traces "$SHARDFUZZ_CONFORMANCE_DIR")
+# The one place that says what "run the tool" means: a 60-second campaign of generated scenarios
+# on the threads backend under the corrected scheduler (extra arguments pass through, e.g.
+# `bash ci/fuzz.sh --profile torch-2.9` to watch it find and shrink the seed leak).
+SHARDFUZZ_COMMAND=(./build/shardfuzz fuzz --profile strict --time 60s --out findings "$@")
 
 log "${SHARDFUZZ_COMMAND[*]}"
 exec "${SHARDFUZZ_COMMAND[@]}"

@@ -302,6 +302,7 @@ ShrinkResult shrink(const rc::Shrinkable<Scenario>& start, const FailurePredicat
   result.failure = *failure;
 
   rc::Shrinkable<Scenario> current = start;
+  std::string current_text = harness::to_json_text(result.minimal);
   bool descended = true;
   while (descended) {
     descended = false;
@@ -315,7 +316,17 @@ ShrinkResult shrink(const rc::Shrinkable<Scenario>& start, const FailurePredicat
         ++result.skipped;
         continue;
       }
-      if (!ran.insert(harness::to_json_text(candidate)).second) {
+      std::string text = harness::to_json_text(candidate);
+      if (text == current_text) {
+        // A shrink of a draw with no effect (a wrap flag of a module the block lacks, a list
+        // under no explicit prefetch): same scenario, same verdict. Taking it costs no run and
+        // clears the dead draw, so that a later shrink (MoE -> MLP) cannot bring it back to life.
+        current = *child;
+        ++result.unchanged_steps;
+        descended = true;
+        break;
+      }
+      if (!ran.insert(std::move(text)).second) {
         ++result.skipped;
         continue;
       }
@@ -327,6 +338,7 @@ ShrinkResult shrink(const rc::Shrinkable<Scenario>& start, const FailurePredicat
       const std::optional<std::string> got = fails(candidate);
       if (got && *got == *failure) {
         current = *child;
+        current_text = harness::to_json_text(candidate);
         result.minimal = std::move(candidate);
         ++result.steps_accepted;
         if (progress) progress(ShrinkStep{result.minimal, result.steps_accepted, result.steps_tried, seconds_since(t0)});

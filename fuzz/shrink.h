@@ -40,6 +40,7 @@ struct ShrinkResult {
   int steps_tried = 0;        // predicate calls
   int steps_accepted = 0;     // children taken
   int skipped = 0;            // children not run: equal to one already run, or failing validate()
+  int unchanged_steps = 0;    // children equal to the current scenario, taken without a run
   double elapsed_seconds = 0;
   bool budget_exhausted = false;  // stopped by max_steps or max_seconds with children untried
 };
@@ -48,8 +49,9 @@ struct ShrinkResult {
 // original identity becomes the current node, and the walk restarts from its shrinks; stop when
 // no child fails so or the budget is spent. `failure`: the start value's identity when the caller
 // already knows it (saves one run); otherwise the driver evaluates the start value first.
-// Children equal (as JSON text) to a scenario already run, and children that fail validate(),
-// are skipped without a run. Exceptions from `fails` propagate.
+// A child equal (as JSON text) to the current scenario is taken without a run (it shrank a draw
+// with no effect); children equal to another scenario already run, and children that fail
+// validate(), are skipped without a run. Exceptions from `fails` propagate.
 ShrinkResult shrink(const rc::Shrinkable<harness::Scenario>& start, const FailurePredicate& fails, ShrinkBudget budget,
                     const ShrinkProgress& progress = {}, std::optional<std::string> failure = std::nullopt);
 

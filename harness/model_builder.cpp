@@ -24,6 +24,8 @@ std::vector<nn::Module*> resolve(nn::Model& model, const std::vector<std::string
 
 }  // namespace
 
+train::LossFn loss_fn(const Scenario& sc) { return sc.loss == "sum" ? nn::sum_loss : nn::mean_loss; }
+
 std::unique_ptr<nn::Model> build_model(const Scenario& sc) {
   nn::ModelConfig cfg;
   cfg.dim = sc.dims.dim;

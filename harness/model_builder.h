@@ -6,10 +6,14 @@
 #include "runtime/fsdp/rank_runtime.h"
 #include "runtime/mesh/device_mesh.h"
 #include "runtime/nn/model.h"
+#include "runtime/train/step.h"
 
 #include <memory>
 
 namespace shardfuzz::harness {
+
+// The scenario's loss over the model's output.
+train::LossFn loss_fn(const Scenario& scenario);
 
 // The unsharded model, with checkpoint modes and frozen parameters applied.
 std::unique_ptr<nn::Model> build_model(const Scenario& scenario);

@@ -205,6 +205,7 @@ void Scenario::validate() const {
   check_range("dims.experts", dims.experts, 1, ScenarioLimits::kMaxDim);
   check_range("dims.tokens", dims.tokens, 1, ScenarioLimits::kMaxDim);
   if (dtype != "float32") reject("dtype", quoted(dtype) + " is not supported (only \"float32\" for now)");
+  if (loss != "mean" && loss != "sum") reject("loss", quoted(loss) + " is not a loss (\"mean\" or \"sum\")");
   validate_optimizer(optimizer);
   if (blocks.size() > static_cast<std::size_t>(ScenarioLimits::kMaxBlocks))
     reject("blocks", std::to_string(blocks.size()) + " blocks, over the limit of " + std::to_string(ScenarioLimits::kMaxBlocks));

@@ -61,6 +61,9 @@ struct Scenario {
   int steps = 2;
   Dims dims;
   std::string dtype = "float32";
+  // "mean": the mean of the output (keeps generated runs finite, so parity means something);
+  // "sum": the sum of the output, as the recorded traces use.
+  std::string loss = "mean";
   train::OptimizerConfig optimizer;
   bool input_requires_grad = true;
   bool input_per_rank = true;  // each rank its own batch (false: every rank and step the same input)

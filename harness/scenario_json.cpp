@@ -72,6 +72,7 @@ Json build(const Scenario& s) {
   dims["tokens"] = s.dims.tokens;
   j["dims"] = std::move(dims);
   j["dtype"] = s.dtype;
+  j["loss"] = s.loss;
   Json opt = Json::object();
   opt["kind"] = optimizer_kind_name(s.optimizer.kind);
   opt["lr"] = s.optimizer.lr;
@@ -320,7 +321,7 @@ Scenario read_scenario(const json& j) {
                          std::to_string(kScenarioSchema) + ")");
 
   const Fields f(j, "", {"schema", "name", "seed", "world_size", "expert_shard_size", "profile", "steps", "dims", "dtype",
-                         "optimizer", "input_requires_grad", "input_per_rank", "blocks", "fully_shard"});
+                         "loss", "optimizer", "input_requires_grad", "input_per_rank", "blocks", "fully_shard"});
   optional_field(f, "name", s.name, read_string);
   optional_field(f, "seed", s.seed, read_uint64);
   optional_field(f, "world_size", s.world_size, read_int);
@@ -335,6 +336,7 @@ Scenario read_scenario(const json& j) {
     optional_field(df, "tokens", s.dims.tokens, read_int64);
   }
   optional_field(f, "dtype", s.dtype, read_string);
+  optional_field(f, "loss", s.loss, read_string);
   if (const json* o = f.get("optimizer")) {
     const Fields of(*o, f.path("optimizer"), {"kind", "lr", "beta1", "beta2", "eps", "weight_decay"});
     if (const json* k = of.get("kind")) {
@@ -452,7 +454,7 @@ class StrictDomBuilder {
 json to_json(const Scenario& scenario) { return build<json>(scenario); }
 
 std::string to_json_text(const Scenario& scenario) {
-  return build<nlohmann::ordered_json>(scenario).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return build<nlohmann::ordered_json>(scenario).dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 Scenario scenario_from_json(const json& j) {

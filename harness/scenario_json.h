@@ -22,8 +22,8 @@ struct ScenarioTextLimits {
 
 // Every field, defaults included, so that the text is the whole scenario.
 nlohmann::json to_json(const Scenario& scenario);
-// The same, "schema" first and then the fields in declaration order, 2-space indent, ending in a
-// newline (the text reproducers/ stores). Never throws: invalid UTF-8 in `name` becomes U+FFFD.
+// The same, "schema" first and then the fields in declaration order, 2-space indent, no trailing
+// newline (as json::dump; writers add it). Never throws: invalid UTF-8 in `name` becomes U+FFFD.
 std::string to_json_text(const Scenario& scenario);
 
 // Reads and validates (Scenario::validate) a scenario; missing optional keys take the struct's

@@ -76,7 +76,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
           at::Tensor x = sc.input_per_rank
                              ? train::make_input(sc.seed, rank, s, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad)
                              : fixed;
-          rec.losses.push_back(train::train_step(*model, x, nn::sum_loss, opt.get(), rt, s));
+          rec.losses.push_back(train::train_step(*model, x, loss_fn(sc), opt.get(), rt, s));
         }
         rec.training_peak_bytes = memory::allocated_bytes(rank).peak - peak_origin;
         memory::AllocationRankGuard untagged(-1);  // the records are the harness's, not the rank's

@@ -9,8 +9,8 @@
 
 namespace shardfuzz::fuzz::gen {
 
-// Shrinks in this order: unwrap submodules and the block, AC off (through non_reentrant), MLP,
-// ungated, not frozen, simpler options, prefetch lists absent.
+// Shrinks in this order: unwrap the block and its submodules, AC off (reentrant: to none, then
+// non_reentrant), MLP, ungated, not frozen, simpler options, prefetch lists absent.
 rc::Gen<detail::BlockDraw> block(const detail::BlockWeights& weights);
 
 }  // namespace shardfuzz::fuzz::gen

@@ -4,6 +4,7 @@
 #include "fuzz/gen/choice.h"
 
 #include <rapidcheck/gen/Build.h>
+#include <rapidcheck/gen/Transform.h>
 
 namespace shardfuzz::fuzz::gen {
 

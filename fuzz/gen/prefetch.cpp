@@ -5,6 +5,7 @@
 #include "fuzz/gen/list.h"
 
 #include <rapidcheck/gen/Create.h>
+#include <rapidcheck/gen/Transform.h>
 
 namespace shardfuzz::fuzz::gen {
 

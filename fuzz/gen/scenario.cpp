@@ -85,7 +85,10 @@ rc::Gen<harness::Scenario> scenario(const GenConfig& config) {
   if (config.max_blocks < 1 || config.max_blocks > harness::ScenarioLimits::kMaxBlocks)
     throw std::invalid_argument("GenConfig.max_blocks: " + std::to_string(config.max_blocks) + " outside [1, " +
                                 std::to_string(harness::ScenarioLimits::kMaxBlocks) + "]");
-  if (config.world > harness::ScenarioLimits::kMaxWorld)
+  if (config.max_steps < 1 || config.max_steps > harness::ScenarioLimits::kMaxSteps)
+    throw std::invalid_argument("GenConfig.max_steps: " + std::to_string(config.max_steps) + " outside [1, " +
+                                std::to_string(harness::ScenarioLimits::kMaxSteps) + "]");
+  if (config.world < 0 || config.world > harness::ScenarioLimits::kMaxWorld)
     throw std::invalid_argument("GenConfig.world: " + std::to_string(config.world) + " outside [0, " +
                                 std::to_string(harness::ScenarioLimits::kMaxWorld) + "]");
   if (!config.profile.empty() && config.profile != "torch-2.11" && config.profile != "torch-2.9" &&

@@ -13,7 +13,7 @@ namespace shardfuzz::fuzz::gen {
 
 // Three draws in four use the plain mix, one the mix biased toward the upstream-bug shape (gated
 // MoE blocks with nested experts under AC, head wrapped); both shrink the same way. The size
-// (0-100) scales the largest block count: 1 block below size 17, config.max_blocks from size 50.
+// (0-100) scales the largest block count: 1 + (max_blocks - 1) * min(size, 50) / 50.
 rc::Gen<harness::Scenario> scenario(const GenConfig& config);
 
 }  // namespace shardfuzz::fuzz::gen

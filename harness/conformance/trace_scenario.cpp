@@ -33,6 +33,7 @@ Scenario scenario_from_trace(const nlohmann::json& trace) {
   s.world_size = trace.at("world_size").get<int>();
   s.steps = static_cast<int>(trace.at("steps").size());
   s.input_per_rank = false;  // record.py: one torch.randn after manual_seed(0), reused
+  s.loss = "sum";
   const int blocks = field<int>(j, "blocks", "an integer");
   if (blocks < 1 || blocks > 64) throw std::invalid_argument("scenario.blocks: " + std::to_string(blocks) + " outside [1, 64]");
   BlockSpec block;

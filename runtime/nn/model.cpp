@@ -3,6 +3,7 @@
 
 #include "runtime/nn/ops.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -31,5 +32,9 @@ Model::Model(const ModelConfig& config) : Module("Model"), config_(config) {
 at::Tensor Model::forward(const at::Tensor& x) { return (*out_)((*layers_)(x)); }
 
 at::Tensor sum_loss(const at::Tensor& output) { return ops::sum_all(output); }
+
+at::Tensor mean_loss(const at::Tensor& output) {
+  return ops::scale(ops::sum_all(output), 1.0 / static_cast<double>(std::max<int64_t>(1, output.numel())));
+}
 
 }  // namespace shardfuzz::nn

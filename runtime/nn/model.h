@@ -56,5 +56,7 @@ class Model final : public Module {
 
 // The loss the traces use: sum of the model's output.
 at::Tensor sum_loss(const at::Tensor& output);
+// The mean of the model's output.
+at::Tensor mean_loss(const at::Tensor& output);
 
 }  // namespace shardfuzz::nn

@@ -68,7 +68,7 @@ TEST_P(Parity, MatchesUnshardedReferenceAfterThreeSteps) {
 
   auto reference = build_model(sc);
   auto input = [&](int rank, int step) { return train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, true); };
-  train::ReferenceRun ref = train::run_reference(*reference, c.world, sc.steps, input, nn::sum_loss, opt);
+  train::ReferenceRun ref = train::run_reference(*reference, c.world, sc.steps, input, loss_fn(sc), opt);
   std::map<std::string, at::Tensor> full;
   for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();
 

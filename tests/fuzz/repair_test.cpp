@@ -23,7 +23,7 @@ Scenario two_moe_blocks(int world) {
   return sc;
 }
 
-TEST(Repair, ExpertShardSizeBecomesADivisor) {
+TEST(GenRepair, ExpertShardSizeBecomesADivisor) {
   Scenario sc = two_moe_blocks(6);
   sc.expert_shard_size = 4;
   EXPECT_EQ(repair(sc).expert_shard_size, 2);
@@ -34,7 +34,7 @@ TEST(Repair, ExpertShardSizeBecomesADivisor) {
   EXPECT_NO_THROW(repair(sc).validate());
 }
 
-TEST(Repair, EntriesOfMissingModulesGoAndTheRootStays) {
+TEST(GenRepair, EntriesOfMissingModulesGoAndTheRootStays) {
   Scenario sc = two_moe_blocks(2);
   sc.fully_shard.erase("");
   sc.fully_shard["layers.2"] = {};             // no third block
@@ -49,7 +49,7 @@ TEST(Repair, EntriesOfMissingModulesGoAndTheRootStays) {
   EXPECT_NO_THROW(r.validate());
 }
 
-TEST(Repair, OptionsBecomeLegalForTheirShardGroup) {
+TEST(GenRepair, OptionsBecomeLegalForTheirShardGroup) {
   Scenario sc = two_moe_blocks(4);
   sc.expert_shard_size = 2;
   ShardSpec experts;
@@ -76,7 +76,7 @@ TEST(Repair, OptionsBecomeLegalForTheirShardGroup) {
   EXPECT_NO_THROW(repair(sc).validate());
 }
 
-TEST(Repair, PrefetchEntriesNamingUnwrappedModulesGo) {
+TEST(GenRepair, PrefetchEntriesNamingUnwrappedModulesGo) {
   Scenario sc = two_moe_blocks(2);
   ShardSpec s;
   s.forward_prefetch = std::vector<std::string>{"layers.1", "self", "layers.1.moe.experts", "nowhere"};
@@ -90,7 +90,7 @@ TEST(Repair, PrefetchEntriesNamingUnwrappedModulesGo) {
   EXPECT_NO_THROW(r.validate());
 }
 
-TEST(Repair, MlpBlocksLoseGatedAndLoraGoes) {
+TEST(GenRepair, MlpBlocksLoseGatedAndLoraGoes) {
   Scenario sc = two_moe_blocks(1);
   sc.blocks[0].kind = BlockSpec::Kind::Mlp;
   sc.blocks[0].gated = true;
@@ -102,7 +102,7 @@ TEST(Repair, MlpBlocksLoseGatedAndLoraGoes) {
   EXPECT_NO_THROW(r.validate());
 }
 
-TEST(Repair, IsIdempotentOnGeneratedScenarios) {
+TEST(GenRepair, IsIdempotentOnGeneratedScenarios) {
   for (uint64_t seed = 0; seed < 500; ++seed) {
     const Scenario sc = generate(GenConfig{}, seed, 100);
     EXPECT_EQ(harness::to_json_text(repair(sc)), harness::to_json_text(sc)) << "seed " << seed;

@@ -34,17 +34,12 @@ std::optional<std::string> synthetic(const Scenario& sc) {
 
 // The one minimal scenario for `synthetic`, with the identity fields (name, seed, profile) of `like`.
 Scenario minimal_like(const Scenario& like) {
-  Scenario m;
-  m.name = like.name;
-  m.seed = like.seed;
-  m.profile = like.profile;
+  Scenario m = like;  // fields the shrinkers leave alone (name, seed, profile, inputs, ...) stay
   m.world_size = 1;
   m.expert_shard_size = 0;
   m.steps = 1;
   m.dims = {4, 4, 1, 2};
   m.optimizer = {};
-  m.input_requires_grad = like.input_requires_grad;
-  m.input_per_rank = like.input_per_rank;
   BlockSpec b;
   b.kind = BlockSpec::Kind::Moe;
   b.gated = true;
@@ -71,13 +66,21 @@ TEST(Shrink, GeneratedTreeReachesTheMinimum) {
   const GenConfig config;
   const auto seeds = failing_seeds(config, 25, 3);
   ASSERT_EQ(seeds.size(), 25u);
-  int tried = 0, accepted = 0, skipped = 0, most = 0;
+  int tried = 0, accepted = 0, skipped = 0, unchanged = 0, most = 0;
   for (uint64_t seed : seeds) {
     const auto start = generate_shrinkable(config, seed, 100);
-    const ShrinkResult r = shrink(start, synthetic, ShrinkBudget{100000, 120.0});
+    // Each accepted step keeps or lowers the block count and the fully_shard group count.
+    std::size_t blocks = start.value().blocks.size(), groups = start.value().fully_shard.size();
+    const ShrinkResult r = shrink(start, synthetic, ShrinkBudget{100000, 120.0}, [&](const ShrinkStep& step) {
+      EXPECT_LE(step.scenario.blocks.size(), blocks) << "seed " << seed;
+      EXPECT_LE(step.scenario.fully_shard.size(), groups) << "seed " << seed << " step " << step.accepted;
+      blocks = step.scenario.blocks.size();
+      groups = step.scenario.fully_shard.size();
+    });
     tried += r.steps_tried;
     accepted += r.steps_accepted;
     skipped += r.skipped;
+    unchanged += r.unchanged_steps;
     most = std::max(most, r.steps_tried);
     EXPECT_TRUE(r.reproduced);
     EXPECT_EQ(r.failure, "synthetic-leak");
@@ -88,7 +91,7 @@ TEST(Shrink, GeneratedTreeReachesTheMinimum) {
         << harness::to_json_text(start.value());
   }
   std::cout << "  per shrink: " << accepted / 25.0 << " accepted of " << tried / 25.0 << " tried (at most " << most
-            << "), " << skipped / 25.0 << " skipped\n";
+            << "), " << skipped / 25.0 << " skipped, " << unchanged / 25.0 << " taken unchanged\n";
 }
 
 // With the world pinned, shrinking never changes it.

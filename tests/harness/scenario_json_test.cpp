@@ -56,6 +56,7 @@ Scenario everything_set() {
   s.profile = "strict";
   s.steps = 1000;
   s.dims = {32, 12, 3, 5};
+  s.loss = "sum";
   s.optimizer.kind = train::OptimizerConfig::Kind::AdamW;
   s.optimizer.lr = 0.1 + 0.2;  // not a short decimal: the text must keep every bit
   s.optimizer.beta1 = 0;
@@ -89,7 +90,7 @@ void expect_round_trip(const Scenario& s) {
   EXPECT_EQ(to_json(scenario_from_json(j)), j);
   const std::string text = to_json_text(s);
   EXPECT_EQ(text.rfind("{\n  \"schema\": 1,\n", 0), 0u) << text;
-  EXPECT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.back(), '}');
   const Scenario back = parse_scenario(text);
   EXPECT_EQ(to_json(back), j);
   EXPECT_EQ(to_json_text(back), text);
@@ -124,7 +125,7 @@ TEST(ScenarioJson, TextListsFieldsInDeclarationOrder) {
   const std::string text = to_json_text(example());
   std::size_t at = 0;
   for (const char* key : {"\"schema\"", "\"name\"", "\"seed\"", "\"world_size\"", "\"expert_shard_size\"", "\"profile\"",
-                          "\"steps\"", "\"dims\"", "\"dtype\"", "\"optimizer\"", "\"input_requires_grad\"",
+                          "\"steps\"", "\"dims\"", "\"dtype\"", "\"loss\"", "\"optimizer\"", "\"input_requires_grad\"",
                           "\"input_per_rank\"", "\"blocks\"", "\"fully_shard\""}) {
     const std::size_t found = text.find(key, at);
     ASSERT_NE(found, std::string::npos) << key;

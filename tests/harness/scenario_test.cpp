@@ -153,13 +153,15 @@ TEST(ScenarioValidate, WorldAndExpertShardSize) {
   expect_accepted([](Scenario& s) { s.expert_shard_size = 4; });
 }
 
-TEST(ScenarioValidate, ProfileStepsDtype) {
+TEST(ScenarioValidate, ProfileStepsDtypeLoss) {
   expect_rejected([](Scenario& s) { s.profile = "torch-3.0"; }, "profile: \"torch-3.0\" is not a known profile");
   expect_accepted([](Scenario& s) { s.profile = "strict"; });
   expect_accepted([](Scenario& s) { s.profile = "torch-2.9"; });
   expect_rejected([](Scenario& s) { s.steps = 0; }, "steps: 0 outside [1, 1000]");
   expect_rejected([](Scenario& s) { s.steps = 1001; }, "steps: 1001 outside [1, 1000]");
   expect_rejected([](Scenario& s) { s.dtype = "bfloat16"; }, "dtype: \"bfloat16\" is not supported (only \"float32\"");
+  expect_rejected([](Scenario& s) { s.loss = "max"; }, "loss: \"max\" is not a loss");
+  expect_accepted([](Scenario& s) { s.loss = "sum"; });
 }
 
 TEST(ScenarioValidate, Dims) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardfuzz::fuzz::gen::detail {
@@ -19,8 +20,8 @@ namespace shardfuzz::fuzz::gen::detail {
 // The wrappable modules of one block, relative to "layers.i". Which exist depends on the block
 // (MoE: attn, moe, moe.experts, moe.router if gated; MLP: attn, mlp, mlp.fc1, mlp.fc2).
 enum Sub : std::size_t { kBlock, kAttn, kMoe, kExperts, kRouter, kMlp, kFc1, kFc2, kNumSubs };
-inline constexpr std::array<const char*, kNumSubs> kSubPaths = {"",    "attn", "moe",     "moe.experts",
-                                                                 "moe.router", "mlp", "mlp.fc1", "mlp.fc2"};
+inline constexpr std::array<const char*, kNumSubs> kSubPaths = {
+    "", "attn", "moe", "moe.experts", "moe.router", "mlp", "mlp.fc1", "mlp.fc2"};
 
 // A prefetch target, relative to the placement whose list names it.
 struct TargetDraw {
