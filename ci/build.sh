@@ -6,6 +6,10 @@ source "$(dirname "$0")/common.sh"
 
 BUILD_DIR="$REPO/build"
 export CCACHE_DIR="${CCACHE_DIR:-${HOME:-/tmp}/.ccache}"
+# Cache hits across checkouts (CI builds a fresh clone in another folder): paths relative to the
+# repo, and the working directory kept out of the hash although -g records it.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$REPO}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 
 # A CMake cache made for another source folder (a copied or cloned build/) or another generator
 # makes cmake refuse to configure; its generated files are useless here, so drop them.

@@ -2,6 +2,8 @@
 // first bad value, and the size budget is plain arithmetic, checked before anything is built.
 #include "harness/scenario.h"
 
+#include "harness/quoted.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,26 +29,6 @@ int64_t sat_mul(int64_t a, int64_t b) {
 }
 int64_t linear_params(int64_t in, int64_t out) { return sat_add(sat_mul(in, out), out); }
 
-// A string as JSON writes it, cut short so that a hostile megabyte-long key stays readable.
-std::string quoted(const std::string& s) {
-  constexpr std::size_t kMaxShown = 120;
-  std::string out = "\"";
-  for (std::size_t i = 0; i < s.size() && i < kMaxShown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (s.size() > kMaxShown) out += "...";
-  return out + "\"";
-}
 
 std::string shard_path(const std::string& module) { return "fully_shard[" + quoted(module) + "]"; }
 

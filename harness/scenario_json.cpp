@@ -4,6 +4,8 @@
 // built.
 #include "harness/scenario_json.h"
 
+#include "harness/quoted.h"
+
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -110,26 +112,6 @@ Json build(const Scenario& s) {
 
 // ---- paths and messages -----------------------------------------------------------------------
 
-// A string as JSON writes it, cut short: keys and values in messages may be hostile.
-std::string quoted(const std::string& s) {
-  constexpr std::size_t kMaxShown = 120;
-  std::string out = "\"";
-  for (std::size_t i = 0; i < s.size() && i < kMaxShown; ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (s.size() > kMaxShown) out += "...";
-  return out + "\"";
-}
 
 bool is_identifier(const std::string& key) {
   if (key.empty() || key.size() > 64) return false;
