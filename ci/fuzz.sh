@@ -8,9 +8,13 @@ bash ci/install-deps.sh
 bash ci/build.sh shardfuzz
 
 # The one place that says what "run the tool" means: a 60-second campaign of generated scenarios
-# on the threads backend under the corrected scheduler (extra arguments pass through, e.g.
-# `bash ci/fuzz.sh --profile torch-2.9` to watch it find and shrink the seed leak).
-SHARDFUZZ_COMMAND=(./build/shardfuzz fuzz --profile strict --time 60s --out findings "$@")
+# on the threads backend under the corrected scheduler. Arguments replace the defaults, e.g.
+# `bash ci/fuzz.sh --profile torch-2.9 --time 60s` to watch it find and shrink the seed leak.
+if (( $# > 0 )); then
+  SHARDFUZZ_COMMAND=(./build/shardfuzz fuzz "$@")
+else
+  SHARDFUZZ_COMMAND=(./build/shardfuzz fuzz --profile strict --time 60s --out findings)
+fi
 
 log "${SHARDFUZZ_COMMAND[*]}"
 exec "${SHARDFUZZ_COMMAND[@]}"

@@ -3,7 +3,7 @@
 // pending all-gather or unsharded params, and no all-gather lives unconsumed until
 // finalize_backward. Allocator: from one block's post_backward to the next, the growth is at most
 // what the ledger's legitimate entries explain (sharded grads, the next prefetch, reduce-scatter
-// keep-alives) plus a stated tolerance.
+// keep-alives) plus the unsharded grads of groups still in backward, plus a stated tolerance.
 #include "harness/properties/property.h"
 
 #include <algorithm>
@@ -48,8 +48,9 @@ Verdict check_per_layer_return_to_baseline(const Scenario& sc, const RunRecord& 
           if (is_block(e.group)) {
             if (prev_block) {
               const int64_t growth = e.allocated_bytes - prev_block->allocated_bytes;
-              const int64_t explained = (e.ledger_total() - e.stale_all_gather_bytes()) -
-                                        (prev_block->ledger_total() - prev_block->stale_all_gather_bytes());
+              const int64_t explained =
+                  (e.ledger_total() - e.stale_all_gather_bytes() + e.unsharded_grad_bytes) -
+                  (prev_block->ledger_total() - prev_block->stale_all_gather_bytes() + prev_block->unsharded_grad_bytes);
               const int64_t tolerance = Tolerances::kLayerGrowthBytes +
                                         static_cast<int64_t>(Tolerances::kLayerGrowthFraction * std::llabs(explained));
               if (growth > explained + tolerance)

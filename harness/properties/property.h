@@ -46,7 +46,9 @@ struct Tolerances {
   static constexpr int64_t kLayerGrowthBytes = 4096;   // + 2% of the ledger change
   static constexpr double kLayerGrowthFraction = 0.02;
   static constexpr int64_t kStepDriftBytes = 1024;
-  static constexpr double kParityRelative = 1e-5;
+  // Relative to each tensor's scale. The runtime's parity tests hold 1e-5 on their models; over
+  // generated ones (world up to 8, four blocks, float32) reduction order alone reaches ~1.2e-5.
+  static constexpr double kParityRelative = 1e-4;
   static constexpr int64_t kPeakBufferBytes = 256 * 1024;
 };
 

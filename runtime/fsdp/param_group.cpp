@@ -36,6 +36,15 @@ bool ParamGroup::reshard_after_forward() const {
   return true;
 }
 
+int64_t ParamGroup::unsharded_grad_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& p : params_) {
+    const at::Tensor& g = p.unsharded_param().grad();
+    if (g.defined()) bytes += static_cast<int64_t>(g.nbytes());
+  }
+  return bytes;
+}
+
 bool ParamGroup::uses_post_forward_mesh() const { return mesh_.post_forward != nullptr; }
 
 void ParamGroup::lazy_init(StateContext* ctx, bool is_root) {

@@ -43,6 +43,7 @@ class ParamGroup {
   ShardedState sharded_state() const { return sharded_state_; }
   bool is_unsharded() const { return sharded_state_ == ShardedState::Unsharded; }
   bool has_pending_all_gather() const { return all_gather_result_ != nullptr; }
+  int64_t unsharded_grad_bytes() const;
   int64_t pending_all_gather_bytes() const { return all_gather_result_ ? all_gather_result_->entry.bytes() : 0; }
   const std::vector<int>& post_forward_indices() const { return post_forward_indices_; }
   // Whether the last forward registered a pre-backward hook (strict uses it).

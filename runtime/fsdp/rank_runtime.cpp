@@ -54,6 +54,7 @@ void RankRuntime::record(const std::string& event, const std::string& group, nlo
       e.pending_all_gather_bytes[g->name()] = g->pending_all_gather_bytes();
     }
     if (g->is_unsharded()) e.unsharded.push_back(g->name());
+    e.unsharded_grad_bytes += g->unsharded_grad_bytes();
     if (g->training_state() == TrainingState::PostBackward) e.finished_backward.push_back(g->name());
   }
   std::sort(e.pending_all_gather.begin(), e.pending_all_gather.end());

@@ -44,6 +44,7 @@ nlohmann::json TimelineEvent::to_json() const {
                       {"step", step},
                       {"allocated_bytes", allocated_bytes},
                       {"peak_bytes", peak_bytes},
+                      {"unsharded_grad_bytes", unsharded_grad_bytes},
                       {"ledger", kinds},
                       {"pending_all_gather", pending_all_gather},
                       {"unsharded", unsharded},

@@ -25,6 +25,10 @@ struct TimelineEvent {
   int64_t allocated_bytes = 0;  // the allocator probe, this rank, above the rank runtime's start
   int64_t peak_bytes = 0;       // peak since the rank runtime's start, same origin
   KindTotals ledger{};          // ledger bytes by kind, this rank
+  // Gradients autograd accumulated into unsharded parameters and not yet reduce-scattered:
+  // autograd owns them, so they are not ledger entries, but they are what a group in backward
+  // legitimately holds (a group managing several blocks holds them until its post_backward).
+  int64_t unsharded_grad_bytes = 0;
   std::vector<std::string> pending_all_gather;  // sorted group names
   std::vector<std::string> unsharded;           // sorted group names
   std::vector<std::string> finished_backward;   // groups whose post_backward ran in this backward
