@@ -26,6 +26,12 @@ std::vector<nn::Module*> resolve(nn::Model& model, const std::vector<std::string
 
 train::LossFn loss_fn(const Scenario& sc) { return sc.loss == "sum" ? nn::sum_loss : nn::mean_loss; }
 
+at::Tensor input_of(const Scenario& sc, int rank, int step) {
+  return sc.input_per_rank
+             ? train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad)
+             : train::make_input(sc.seed, 0, 0, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad);
+}
+
 std::unique_ptr<nn::Model> build_model(const Scenario& sc) {
   nn::ModelConfig cfg;
   cfg.dim = sc.dims.dim;

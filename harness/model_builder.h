@@ -15,6 +15,10 @@ namespace shardfuzz::harness {
 // The scenario's loss over the model's output.
 train::LossFn loss_fn(const Scenario& scenario);
 
+// The batch of `rank` at `step` (or the one shared input when !input_per_rank), for the sharded
+// run and the reference alike.
+at::Tensor input_of(const Scenario& scenario, int rank, int step);
+
 // The unsharded model, with checkpoint modes and frozen parameters applied.
 std::unique_ptr<nn::Model> build_model(const Scenario& scenario);
 

@@ -1,6 +1,7 @@
 // Reproducer files and their replay.
 #include "harness/reproducer.h"
 
+#include "harness/json_files.h"
 #include "harness/properties/property.h"
 #include "harness/scenario_json.h"
 #include "harness/threads_backend.h"
@@ -140,13 +141,8 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
 }
 
 std::vector<ReplayResult> replay_dir(const std::string& dir) {
-  if (!std::filesystem::is_directory(dir)) throw std::runtime_error("replay: no folder at " + dir);
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".json") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
   std::vector<ReplayResult> out;
-  for (const auto& f : files) {
+  for (const auto& f : json_files_in(dir, "replay")) {
     const std::string name = std::filesystem::path(f).filename().string();
     try {
       auto results = replay_reproducer(load_reproducer(f), name);

@@ -14,10 +14,7 @@
 namespace shardfuzz::harness {
 
 std::vector<memory::TimelineEvent> RankRecord::events_of_step(int step, const std::string& category) const {
-  std::vector<memory::TimelineEvent> out;
-  for (const auto& e : timeline)
-    if (e.step == step && e.category == category) out.push_back(e);
-  return out;
+  return memory::events_of_step(timeline, step, category);
 }
 
 std::string without_backtrace(const std::string& message) {
@@ -71,12 +68,8 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
         const int64_t peak_origin = memory::allocated_bytes(rank).current;
         std::unique_ptr<train::ShardedOptimizer> opt;
         if (options.optimizer_step) opt = std::make_unique<train::ShardedOptimizer>(rt.groups(), sc.optimizer, rt);
-        at::Tensor fixed = train::make_input(sc.seed, 0, 0, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad);
         for (int s = 0; s < sc.steps; ++s) {
-          at::Tensor x = sc.input_per_rank
-                             ? train::make_input(sc.seed, rank, s, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad)
-                             : fixed;
-          rec.losses.push_back(train::train_step(*model, x, loss_fn(sc), opt.get(), rt, s));
+          rec.losses.push_back(train::train_step(*model, input_of(sc, rank, s), loss_fn(sc), opt.get(), rt, s));
         }
         rec.training_peak_bytes = memory::allocated_bytes(rank).peak - peak_origin;
         memory::AllocationRankGuard untagged(-1);  // the records are the harness's, not the rank's

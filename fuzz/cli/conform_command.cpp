@@ -4,6 +4,7 @@
 
 #include "fuzz/cli/exit_codes.h"
 #include "harness/conformance/replay.h"
+#include "harness/json_files.h"
 
 #include <exception>
 #include <filesystem>
@@ -22,12 +23,7 @@ void print_indented(std::ostream& out, const std::string& message) {
   while (std::getline(lines, line)) out << "    " << line << "\n";
 }
 
-std::size_t count_traces(const std::filesystem::path& dir) {
-  std::size_t n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".json") ++n;
-  return n;
-}
+std::size_t count_traces(const std::filesystem::path& dir) { return harness::json_files_in(dir.string(), "conform").size(); }
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 #include "harness/conformance/replay.h"
 
 #include "harness/conformance/trace_scenario.h"
+#include "harness/json_files.h"
 #include "harness/threads_backend.h"
 
 #include <algorithm>
@@ -105,13 +106,8 @@ ConformanceResult replay_trace_file(const std::string& path) {
 }
 
 std::vector<ConformanceResult> replay_trace_dir(const std::string& dir) {
-  if (!std::filesystem::is_directory(dir)) throw std::runtime_error("conformance: no trace folder at " + dir);
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
   std::vector<ConformanceResult> out;
-  for (const auto& f : files) out.push_back(replay_trace_file(f));
+  for (const auto& f : json_files_in(dir, "conformance")) out.push_back(replay_trace_file(f));
   return out;
 }
 

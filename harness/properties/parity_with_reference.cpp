@@ -15,10 +15,7 @@ namespace shardfuzz::harness {
 
 Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
   auto reference = build_model(sc);
-  auto input = [&](int rank, int step) {
-    return sc.input_per_rank ? train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad)
-                             : train::make_input(sc.seed, 0, 0, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad);
-  };
+  auto input = [&](int rank, int step) { return input_of(sc, rank, step); };
   train::ReferenceRun ref = train::run_reference(*reference, sc.world_size, sc.steps, input, loss_fn(sc), sc.optimizer);
   std::map<std::string, at::Tensor> full;
   for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();

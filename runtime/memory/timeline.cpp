@@ -64,12 +64,17 @@ std::vector<TimelineEvent> Timeline::events() const {
   return events_;
 }
 
-std::vector<TimelineEvent> Timeline::events_of_step(int step, const std::string& category) const {
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<TimelineEvent> events_of_step(const std::vector<TimelineEvent>& events, int step,
+                                          const std::string& category) {
   std::vector<TimelineEvent> out;
-  for (const auto& e : events_)
+  for (const auto& e : events)
     if (e.step == step && e.category == category) out.push_back(e);
   return out;
+}
+
+std::vector<TimelineEvent> Timeline::events_of_step(int step, const std::string& category) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return memory::events_of_step(events_, step, category);
 }
 
 void Timeline::clear() {

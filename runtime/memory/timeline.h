@@ -43,6 +43,10 @@ struct TimelineEvent {
   nlohmann::json to_json() const;
 };
 
+// The events of one step and category, in order.
+std::vector<TimelineEvent> events_of_step(const std::vector<TimelineEvent>& events, int step,
+                                          const std::string& category = "fsdp");
+
 class Timeline {
  public:
   void record(TimelineEvent event);

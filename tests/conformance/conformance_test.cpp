@@ -2,6 +2,7 @@
 // pre-fix post_forward, world 1-3) on the native runtime: same events, same pending all-gathers
 // and unsharded groups after each event. Part of the runtime core's event-order tests.
 #include "harness/conformance/replay.h"
+#include "harness/json_files.h"
 
 #include <gtest/gtest.h>
 
@@ -20,9 +21,7 @@ std::string trace_dir() {
 std::vector<std::string> trace_files() {
   std::vector<std::string> files;
   if (!std::filesystem::is_directory(trace_dir())) return files;
-  for (const auto& e : std::filesystem::directory_iterator(trace_dir()))
-    if (e.path().extension() == ".json") files.push_back(e.path().filename().string());
-  std::sort(files.begin(), files.end());
+  for (const auto& f : json_files_in(trace_dir(), "conformance")) files.push_back(std::filesystem::path(f).filename().string());
   return files;
 }
 
