@@ -1,6 +1,10 @@
 // The campaign loop.
 #include "fuzz/campaign.h"
 
+#include "harness/zoo/blame.h"
+
+#include <algorithm>
+
 #include "fuzz/gen/generate.h"
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
@@ -52,14 +56,18 @@ std::optional<std::string> first_failing_property(const harness::Scenario& scena
 }
 
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
-                             const std::string& dir, const std::string& found_by) {
+                             const std::string& dir, const std::string& found_by, const std::string& zoo) {
   harness::Reproducer r;
   r.scenario = minimal;
-  r.name = property + "-" + minimal.profile + "-" + std::to_string(minimal.seed % 1000000);
+  r.name = (zoo.empty() || zoo == "unattributed" ? "" : "zoo-" + zoo + "-") + property + "-" + minimal.profile + "-" +
+           std::to_string(minimal.seed % 1000000);
+  std::replace(r.name.begin(), r.name.end(), '+', '_');
   r.scenario.name = r.name;
   r.found_by = found_by;
   r.message = message;
+  r.zoo = zoo;
   for (const auto& profile : fsdp::Profile::names()) r.expected[profile] = harness::verdict_under(minimal, profile);
+  r.expected[minimal.profile] = harness::verdict_under(minimal, minimal.profile);
   const std::string path = dir + "/" + r.name + ".json";
   harness::write_file_atomically(path, harness::to_json(r).dump(2) + "\n");
   return path;
@@ -92,6 +100,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     ++result.cases_run;
     report(false);
     if (!failure) continue;
+    const double found_at = seconds_since(t0);
     if (tty) out << "\n";
     out << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails " << *failure << ": " << message
         << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n" << std::flush;
@@ -108,13 +117,25 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
         *failure);
     f.minimal = f.shrink.minimal;
     first_failing_property(f.minimal, &f.message);
+    const auto blames = harness::zoo::blame(f.minimal);
+    f.blamed = harness::zoo::describe(blames);
+    f.zoo = blames.empty() ? "unattributed" : blames.front().row;
+    if (!options.until_row.empty() && f.zoo != options.until_row) {
+      out << "fuzz: minimal case blamed on " << f.blamed << ", not row " << options.until_row << "; going on\n";
+      continue;
+    }
+    f.seconds_to_find = found_at;
     f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
                               options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed)
-                                                      : options.command);
-    out << "fuzz: minimal case: " << describe(f.minimal) << "\nfuzz: " << f.property << ": " << f.message
+                                                      : options.command,
+                              f.zoo);
+    f.seconds_to_shrink = seconds_since(t0);
+    out << "fuzz: minimal case: " << describe(f.minimal) << "\nfuzz: bug zoo: " << f.blamed << "\nfuzz: " << f.property
+        << ": " << f.message
         << "\nfuzz: wrote " << f.path << " (" << f.shrink.steps_accepted << " shrink steps accepted of "
         << f.shrink.steps_tried << " tried in " << static_cast<int>(f.shrink.elapsed_seconds) << " s"
-        << (f.shrink.budget_exhausted ? ", budget exhausted" : "") << ")\nreplay with: shardfuzz run " << f.path << "\n"
+        << (f.shrink.budget_exhausted ? ", budget exhausted" : "") << "; found at " << static_cast<int>(f.seconds_to_find)
+        << " s, shrunk by " << static_cast<int>(f.seconds_to_shrink) << " s)\nreplay with: shardfuzz run " << f.path << "\n"
         << std::flush;
     result.findings.push_back(std::move(f));
     if (!options.keep_going) break;

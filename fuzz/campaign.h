@@ -23,6 +23,8 @@ struct CampaignOptions {
   std::string out_dir = "findings";
   ShrinkBudget shrink_budget{300, 120.0};
   bool keep_going = false;  // continue after a finding (default: stop at the first)
+  // Hunt for one bug-zoo row: findings blamed on another row are reported and passed over.
+  std::string until_row;
   std::string command;      // the command line, recorded in reproducers
 };
 
@@ -33,6 +35,10 @@ struct Finding {
   uint64_t case_seed = 0;
   int size = 0;
   std::string path;  // the reproducer written
+  std::string zoo;   // the bug-zoo row blamed (harness/zoo), "unattributed" when none
+  std::string blamed;  // the switches blamed, described
+  double seconds_to_find = 0;    // campaign start to the failing case
+  double seconds_to_shrink = 0;  // and to the written reproducer
   ShrinkResult shrink;
 };
 
@@ -53,6 +59,6 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out);
 
 // Writes the reproducer for a shrunk failure into `dir` (expected verdicts under every profile).
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
-                             const std::string& dir, const std::string& found_by);
+                             const std::string& dir, const std::string& found_by, const std::string& zoo = "");
 
 }  // namespace shardfuzz::fuzz

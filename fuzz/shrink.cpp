@@ -221,6 +221,59 @@ std::vector<Scenario> raw_edits(const Scenario& sc, const StructuralShrinkOption
     }
   }
 
+  // A plainer step and model: one micro-batch, one forward per backward, no evaluation forward,
+  // no embedding, no final norm, no expert parallelism.
+  auto plainer = [&](auto field, auto simplest) {
+    if (sc.*field == simplest) return;
+    Scenario s = sc;
+    s.*field = simplest;
+    out.push_back(s);
+  };
+  plainer(&Scenario::micro_batches, 1);
+  plainer(&Scenario::forwards_per_backward, 1);
+  plainer(&Scenario::eval_forward, false);
+  plainer(&Scenario::embed, false);
+  plainer(&Scenario::final_norm, false);
+  plainer(&Scenario::expert_parallel, false);
+  if (sc.dims.top_k > 1) {
+    Scenario s = sc;
+    s.dims.top_k = 1;
+    out.push_back(s);
+  }
+  if (sc.dims.heads > 1) {
+    Scenario s = sc;
+    s.dims.heads = 1;
+    out.push_back(s);
+  }
+
+  // Simpler blocks: fewer LoRA adapters, no attention, no norms, grad on.
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < sc.blocks[i].lora.size(); ++k) {
+      Scenario s = sc;
+      s.blocks[i].lora.erase(s.blocks[i].lora.begin() + static_cast<long>(k));
+      out.push_back(s);
+    }
+  using Flag = bool harness::BlockSpec::*;
+  for (Flag flag : {&harness::BlockSpec::attention, &harness::BlockSpec::norm, &harness::BlockSpec::no_grad})
+    for (std::size_t i = 0; i < n; ++i)
+      if (sc.blocks[i].*flag) {
+        Scenario s = sc;
+        s.blocks[i].*flag = false;
+        out.push_back(s);
+      }
+  for (std::size_t i = 0; i < n; ++i)
+    if (sc.blocks[i].ac == ac::CheckpointMode::SelectiveOps) {
+      Scenario s = sc;
+      s.blocks[i].ac = ac::CheckpointMode::NonReentrant;
+      out.push_back(s);
+    }
+  for (std::size_t i = 0; i < n; ++i)
+    if (sc.blocks[i].kind == harness::BlockSpec::Kind::RoutedMoe) {
+      Scenario s = sc;
+      s.blocks[i].kind = harness::BlockSpec::Kind::Moe;
+      out.push_back(s);
+    }
+
   // Simpler blocks and optimizer.
   for (std::size_t i = 0; i < n; ++i)
     if (sc.blocks[i].frozen) {

@@ -2,8 +2,11 @@
 #include "harness/model_builder.h"
 
 #include "runtime/fsdp/fully_shard.h"
+#include "runtime/fsdp/profile.h"
+#include "runtime/nn/routed_moe.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace shardfuzz::harness {
@@ -26,25 +29,59 @@ std::vector<nn::Module*> resolve(nn::Model& model, const std::vector<std::string
 
 train::LossFn loss_fn(const Scenario& sc) { return sc.loss == "sum" ? nn::sum_loss : nn::mean_loss; }
 
-at::Tensor input_of(const Scenario& sc, int rank, int step) {
-  return sc.input_per_rank
-             ? train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad)
-             : train::make_input(sc.seed, 0, 0, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad);
+at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forward) {
+  // Stream 0 is the first forward of the first micro-batch: the same batch as before micro-batches
+  // existed, so older reproducers keep their inputs.
+  const int stream = micro * ScenarioLimits::kMaxForwardsPerBackward + forward;
+  if (!sc.input_per_rank) rank = 0, step = 0;
+  if (sc.embed) return train::make_tokens(sc.seed, rank, step, sc.dims.tokens, sc.dims.vocab, stream);
+  return train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad, stream);
 }
 
-std::unique_ptr<nn::Model> build_model(const Scenario& sc) {
+train::StepPlan step_plan(const Scenario& sc) { return {sc.micro_batches, sc.forwards_per_backward, sc.eval_forward}; }
+
+std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& options) {
+  const fsdp::Profile profile = fsdp::Profile::named(sc.profile);
   nn::ModelConfig cfg;
   cfg.dim = sc.dims.dim;
   cfg.experts = sc.dims.experts;
   cfg.hidden = sc.dims.hidden;
   cfg.seed = sc.seed;
-  for (const BlockSpec& b : sc.blocks) cfg.layers.push_back({b.kind == BlockSpec::Kind::Moe, b.gated});
+  cfg.vocab = sc.embed ? sc.dims.vocab : 0;
+  cfg.final_norm = sc.final_norm;
+  if (!options.reference && sc.expert_parallel) cfg.ep = options.ep;
+  for (const BlockSpec& b : sc.blocks) {
+    nn::BlockConfig c;
+    c.moe = b.has_moe();
+    c.gated = b.gated;
+    c.routed = b.kind == BlockSpec::Kind::RoutedMoe;
+    c.top_k = sc.dims.top_k;
+    c.attention = b.attention;
+    c.heads = sc.dims.heads;
+    c.norm = b.norm;
+    cfg.layers.push_back(c);
+  }
   cfg.blocks = static_cast<int>(sc.blocks.size());
   auto model = std::make_unique<nn::Model>(cfg);
   for (std::size_t i = 0; i < sc.blocks.size(); ++i) {
+    const BlockSpec& spec = sc.blocks[i];
     nn::Block& block = model->block(static_cast<int>(i));
-    block.set_checkpoint_mode(sc.blocks[i].ac);
-    if (sc.blocks[i].frozen) block.set_requires_grad(false);
+    if (!options.reference) {
+      block.set_checkpoint_mode(spec.ac);
+      block.set_checkpoint_needs_input_grad(profile.reentrant_checkpoint_needs_input_grad);
+    }
+    block.set_runs_without_grad(spec.no_grad);
+    if (spec.frozen) block.set_requires_grad(false);
+    for (const std::string& target : spec.lora) {
+      const std::string path = "layers." + std::to_string(i) + "." + target;
+      auto* linear = dynamic_cast<nn::Linear*>(model->find(path));
+      if (!linear) throw std::invalid_argument("blocks[" + std::to_string(i) + "].lora: no linear at '" + path + "'");
+      // Each adapter draws from its own stream, so adding one never changes another's weights.
+      nn::Init init(sc.seed ^ (std::hash<std::string>{}(path) * 0x9E3779B97F4A7C15ULL));
+      linear->enable_lora(sc.dims.lora_rank, sc.dims.lora_alpha, init);
+    }
+    if (!options.reference && profile.experts_skip_empty)
+      if (nn::RoutedMoE* moe = block.routed_moe()) moe->experts().set_skip_empty_experts(true);
   }
   return model;
 }
@@ -61,6 +98,9 @@ void apply_fully_shard(nn::Model& model, const Scenario& sc, const mesh::DeviceM
     fsdp::FullyShardOptions opts;
     opts.reshard_after_forward = spec.reshard_after_forward;
     opts.shard_dim = spec.shard_dim;
+    // Expert-parallel experts: their gradient already sums the tokens of their EP group, so the
+    // reduction divides by the world (torchtitan's fsdp_gradient_divide_factor).
+    if (sc.expert_parallel && spec.mesh == "experts") opts.gradient_divide_factor = sc.world_size;
     const std::string where = "fully_shard[\"" + path + "\"]";
     fsdp::fully_shard(module_at(model, path, where), spec.mesh == "experts" ? experts_mesh : dense_mesh, rt, opts);
   }

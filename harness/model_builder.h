@@ -3,9 +3,11 @@
 #pragma once
 
 #include "harness/scenario.h"
+#include "runtime/comm/communicator.h"
 #include "runtime/fsdp/rank_runtime.h"
 #include "runtime/mesh/device_mesh.h"
 #include "runtime/nn/model.h"
+#include "runtime/train/reference.h"
 #include "runtime/train/step.h"
 
 #include <memory>
@@ -15,12 +17,22 @@ namespace shardfuzz::harness {
 // The scenario's loss over the model's output.
 train::LossFn loss_fn(const Scenario& scenario);
 
-// The batch of `rank` at `step` (or the one shared input when !input_per_rank), for the sharded
-// run and the reference alike.
-at::Tensor input_of(const Scenario& scenario, int rank, int step);
+// The batch of `rank` at `step`, micro-batch `micro`, forward `forward` (or the one shared input
+// when !input_per_rank): token ids when the model embeds, else [tokens, dim] floats. For the
+// sharded run and the reference alike.
+at::Tensor input_of(const Scenario& scenario, int rank, int step, int micro = 0, int forward = 0);
+train::StepPlan step_plan(const Scenario& scenario);
 
-// The unsharded model, with checkpoint modes and frozen parameters applied.
-std::unique_ptr<nn::Model> build_model(const Scenario& scenario);
+struct BuildOptions {
+  // The unsharded reference: the scenario's mathematics only — no checkpointing (it must not
+  // change the result), every expert local, no injected defect.
+  bool reference = false;
+  std::shared_ptr<comm::Communicator> ep;  // the expert-parallel group (expert_parallel runs)
+};
+
+// The model, with checkpoint modes, no_grad blocks, frozen parameters and LoRA adapters applied,
+// and the profile's model-level switches (reentrant checkpoint semantics, injected defects).
+std::unique_ptr<nn::Model> build_model(const Scenario& scenario, const BuildOptions& options = {});
 
 // `experts_mesh` serves placements whose mesh is "experts" (2-D means HSDP).
 void apply_fully_shard(nn::Model& model, const Scenario& scenario, const mesh::DeviceMesh& dense_mesh,

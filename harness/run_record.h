@@ -19,6 +19,10 @@ struct ShardRecord {
   int shard_rank = 0;
   int shard_size = 1;
   int shard_dim = 0;
+  // Expert-parallel experts hold rows [full_begin, full_begin + full_rows) of the full tensor's
+  // dim 0 before FSDP shards them (full_rows < 0: the whole tensor).
+  int64_t full_begin = 0;
+  int64_t full_rows = -1;
   at::Tensor local;  // un-padded local shard after the last step
   int64_t padded_bytes = 0;  // this rank's padded shard; x shard_size = the unsharded all-gather size
 };

@@ -3,6 +3,7 @@
 #include "harness/scenario.h"
 
 #include "harness/quoted.h"
+#include "runtime/fsdp/profile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,7 +51,13 @@ void check_range(const std::string& path, int64_t v, int64_t lo, int64_t hi) {
 
 bool is_expert_module(const Scenario& sc, const std::string& path) {
   for (std::size_t i = 0; i < sc.blocks.size(); ++i)
-    if (sc.blocks[i].kind == BlockSpec::Kind::Moe && path == "layers." + std::to_string(i) + ".moe.experts")
+    if (sc.blocks[i].has_moe() && path == "layers." + std::to_string(i) + ".moe.experts") return true;
+  return false;
+}
+
+bool is_routed_experts(const Scenario& sc, const std::string& path) {
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
+    if (sc.blocks[i].kind == BlockSpec::Kind::RoutedMoe && path == "layers." + std::to_string(i) + ".moe.experts")
       return true;
   return false;
 }
@@ -73,12 +80,27 @@ void validate_optimizer(const train::OptimizerConfig& o) {
     reject("optimizer.weight_decay", show(o.weight_decay) + " must be finite and >= 0");
 }
 
-void validate_block(const BlockSpec& b, std::size_t i) {
+void validate_block(const Scenario& sc, const BlockSpec& b, std::size_t i) {
   const std::string path = "blocks[" + std::to_string(i) + "]";
-  if (b.kind != BlockSpec::Kind::Moe && b.kind != BlockSpec::Kind::Mlp) reject(path + ".kind", "unknown block kind (moe, mlp)");
-  if (b.ac != ac::CheckpointMode::None && b.ac != ac::CheckpointMode::NonReentrant && b.ac != ac::CheckpointMode::Reentrant)
-    reject(path + ".ac", "unknown checkpoint mode (none, non_reentrant, reentrant)");
-  if (!b.lora.empty()) reject(path + ".lora", "LoRA adapters are not supported yet (the list must be empty)");
+  if (b.kind != BlockSpec::Kind::Moe && b.kind != BlockSpec::Kind::Mlp && b.kind != BlockSpec::Kind::RoutedMoe)
+    reject(path + ".kind", "unknown block kind (moe, routed_moe, mlp)");
+  if (b.ac != ac::CheckpointMode::None && b.ac != ac::CheckpointMode::NonReentrant &&
+      b.ac != ac::CheckpointMode::Reentrant && b.ac != ac::CheckpointMode::SelectiveOps)
+    reject(path + ".ac", "unknown checkpoint mode (none, non_reentrant, reentrant, selective_ops)");
+  const std::vector<std::string> linears = b.linear_paths();
+  std::set<std::string> seen;
+  for (std::size_t k = 0; k < b.lora.size(); ++k) {
+    const std::string where = path + ".lora[" + std::to_string(k) + "]";
+    if (std::find(linears.begin(), linears.end(), b.lora[k]) == linears.end()) {
+      std::string list;
+      for (const auto& l : linears) list += (list.empty() ? "" : ", ") + l;
+      reject(where, quoted(b.lora[k]) + " is no linear of this block (" + list + ")");
+    }
+    if (!seen.insert(b.lora[k]).second) reject(where, quoted(b.lora[k]) + " is listed twice");
+  }
+  if (b.kind == BlockSpec::Kind::RoutedMoe && (sc.dims.top_k < 1 || sc.dims.top_k > sc.dims.experts))
+    reject("dims.top_k", std::to_string(sc.dims.top_k) + " outside [1, dims.experts = " +
+                             std::to_string(sc.dims.experts) + "] (block " + std::to_string(i) + " is a routed MoE)");
 }
 
 void validate_budget(const Scenario& sc) {
@@ -87,10 +109,13 @@ void validate_budget(const Scenario& sc) {
     reject("size budget", "parameters take " + std::to_string(bytes) + " bytes per rank before sharding, over the limit of " +
                               std::to_string(ScenarioLimits::kMaxParameterBytes));
   // dims are validated (<= 2^16 each), so this product cannot overflow.
-  const int64_t widest = std::max(sc.dims.dim, sc.dims.hidden * sc.dims.experts);
+  const bool attention = std::any_of(sc.blocks.begin(), sc.blocks.end(), [](const BlockSpec& b) { return b.attention; });
+  // Attention scores are [heads, tokens, tokens].
+  const int64_t widest = std::max({sc.dims.dim, sc.dims.hidden * sc.dims.experts,
+                                   attention ? sc.dims.tokens * sc.dims.heads : int64_t{0}});
   const int64_t activations = sc.dims.tokens * widest;
   if (activations > ScenarioLimits::kMaxActivationElements)
-    reject("size budget", "activations take tokens x max(dim, hidden x experts) = " + std::to_string(activations) +
+    reject("size budget", "activations take tokens x max(dim, hidden x experts, tokens x heads with attention) = " + std::to_string(activations) +
                               " elements, over the limit of " + std::to_string(ScenarioLimits::kMaxActivationElements));
 }
 
@@ -133,39 +158,67 @@ void validate_prefetch(const Scenario& sc, const std::set<std::string>& known, c
 
 }  // namespace
 
+std::vector<std::string> BlockSpec::linear_paths() const {
+  std::vector<std::string> out;
+  if (attention)
+    out.insert(out.end(), {"attn.q", "attn.k", "attn.v", "attn.o"});
+  else
+    out.push_back("attn");
+  if (has_router()) out.push_back("moe.router");
+  if (kind == Kind::Mlp) out.insert(out.end(), {"mlp.fc1", "mlp.fc2"});
+  return out;
+}
+
 std::vector<std::string> Scenario::module_paths() const {
-  std::vector<std::string> out = {"", "layers"};
+  std::vector<std::string> out = {""};
+  if (embed) out.push_back("embed");
+  out.push_back("layers");
   for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const BlockSpec& b = blocks[i];
     const std::string block = "layers." + std::to_string(i);
     out.push_back(block);
+    if (b.norm) out.push_back(block + ".norm1");
     out.push_back(block + ".attn");
-    if (blocks[i].kind == BlockSpec::Kind::Moe) {
+    if (b.attention)
+      for (const char* p : {".attn.q", ".attn.k", ".attn.v", ".attn.o"}) out.push_back(block + p);
+    if (b.norm) out.push_back(block + ".norm2");
+    if (b.has_moe()) {
       out.push_back(block + ".moe");
       out.push_back(block + ".moe.experts");
-      if (blocks[i].gated) out.push_back(block + ".moe.router");
+      if (b.has_router()) out.push_back(block + ".moe.router");
     } else {
       out.push_back(block + ".mlp");
       out.push_back(block + ".mlp.fc1");
       out.push_back(block + ".mlp.fc2");
     }
   }
+  if (final_norm) out.push_back("norm");
   out.push_back("out");
   return out;
 }
 
+int Scenario::expert_parallel_degree() const {
+  if (!expert_parallel || expert_shard_size <= 0) return 1;
+  return world_size / expert_shard_size;
+}
+
 int64_t Scenario::full_parameter_bytes() const {
-  const int64_t d = dims.dim, h = dims.hidden, e = dims.experts;
-  const int64_t attn = linear_params(d, d);
+  const int64_t d = dims.dim, h = dims.hidden, e = dims.experts, r = dims.lora_rank;
   const int64_t experts = sat_mul(2, sat_mul(e, sat_mul(d, h)));
   const int64_t router = linear_params(d, e);
   const int64_t mlp = sat_add(linear_params(d, h), linear_params(h, d));
-  int64_t params = linear_params(d, d);  // out
+  const int64_t adapter = sat_mul(r, sat_add(d, sat_add(h, e)));  // a bound: r x (in + out)
+  int64_t params = linear_params(d, d);                           // out
+  if (embed) params = sat_add(params, sat_mul(dims.vocab, d));
+  if (final_norm) params = sat_add(params, d);
   for (const BlockSpec& b : blocks) {
-    int64_t block = attn;
-    if (b.kind == BlockSpec::Kind::Moe)
-      block = sat_add(block, b.gated ? sat_add(experts, router) : experts);
+    int64_t block = b.attention ? sat_mul(4, sat_mul(d, d)) : linear_params(d, d);
+    if (b.norm) block = sat_add(block, sat_mul(2, d));
+    if (b.has_moe())
+      block = sat_add(block, b.has_router() ? sat_add(experts, router) : experts);
     else
       block = sat_add(block, mlp);
+    block = sat_add(block, sat_mul(static_cast<int64_t>(b.lora.size()), adapter));
     params = sat_add(params, block);
   }
   return sat_mul(params, 4);  // float32, the only dtype for now
@@ -179,19 +232,42 @@ void Scenario::validate() const {
   if (expert_shard_size < 0) reject("expert_shard_size", std::to_string(expert_shard_size) + " must be >= 0");
   if (expert_shard_size > 0 && world_size % expert_shard_size != 0)
     reject("expert_shard_size", std::to_string(expert_shard_size) + " does not divide world_size " + std::to_string(world_size));
-  if (profile != "torch-2.9" && profile != "torch-2.11" && profile != "strict")
-    reject("profile", quoted(profile) + " is not a known profile (torch-2.9, torch-2.11, strict)");
+  try {
+    fsdp::Profile::named(profile);
+  } catch (const std::invalid_argument& e) {
+    reject("profile", e.what());
+  }
   check_range("steps", steps, 1, ScenarioLimits::kMaxSteps);
+  check_range("micro_batches", micro_batches, 1, ScenarioLimits::kMaxMicroBatches);
+  check_range("forwards_per_backward", forwards_per_backward, 1, ScenarioLimits::kMaxForwardsPerBackward);
   check_range("dims.dim", dims.dim, 1, ScenarioLimits::kMaxDim);
   check_range("dims.hidden", dims.hidden, 1, ScenarioLimits::kMaxDim);
   check_range("dims.experts", dims.experts, 1, ScenarioLimits::kMaxDim);
   check_range("dims.tokens", dims.tokens, 1, ScenarioLimits::kMaxDim);
+  check_range("dims.heads", dims.heads, 1, ScenarioLimits::kMaxDim);
+  check_range("dims.top_k", dims.top_k, 1, ScenarioLimits::kMaxDim);
+  check_range("dims.vocab", dims.vocab, 1, ScenarioLimits::kMaxDim);
+  check_range("dims.lora_rank", dims.lora_rank, 1, 1024);
+  if (!std::isfinite(dims.lora_alpha) || !(dims.lora_alpha > 0))
+    reject("dims.lora_alpha", show(dims.lora_alpha) + " must be finite and > 0");
+  for (std::size_t i = 0; i < blocks.size() && i < static_cast<std::size_t>(ScenarioLimits::kMaxBlocks); ++i)
+    if (blocks[i].attention && dims.dim % dims.heads != 0)
+      reject("dims.heads", std::to_string(dims.heads) + " does not divide dims.dim " + std::to_string(dims.dim) +
+                               " (block " + std::to_string(i) + " has attention)");
+  if (expert_parallel) {
+    if (expert_shard_size == 0)
+      reject("expert_parallel", "needs expert_shard_size > 0 (ep = world_size / expert_shard_size)");
+    const int ep = expert_parallel_degree();
+    if (expert_shard_size > 0 && world_size % expert_shard_size == 0 && dims.experts % ep != 0)
+      reject("expert_parallel", "dims.experts " + std::to_string(dims.experts) + " is not divisible by ep = " +
+                                    std::to_string(ep) + " (world_size / expert_shard_size)");
+  }
   if (dtype != "float32") reject("dtype", quoted(dtype) + " is not supported (only \"float32\" for now)");
   if (loss != "mean" && loss != "sum") reject("loss", quoted(loss) + " is not a loss (\"mean\" or \"sum\")");
   validate_optimizer(optimizer);
   if (blocks.size() > static_cast<std::size_t>(ScenarioLimits::kMaxBlocks))
     reject("blocks", std::to_string(blocks.size()) + " blocks, over the limit of " + std::to_string(ScenarioLimits::kMaxBlocks));
-  for (std::size_t i = 0; i < blocks.size(); ++i) validate_block(blocks[i], i);
+  for (std::size_t i = 0; i < blocks.size(); ++i) validate_block(*this, blocks[i], i);
   validate_budget(*this);
 
   const std::vector<std::string> modules = module_paths();
@@ -200,10 +276,22 @@ void Scenario::validate() const {
     if (!known.count(module))
       reject(shard_path(module), "no such module (the model has " + std::to_string(blocks.size()) + " blocks)");
   if (!fully_shard.count("")) reject("fully_shard", "the root (\"\") must be fully_shard-ed");
+  if (expert_parallel)
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      if (blocks[i].kind != BlockSpec::Kind::RoutedMoe) continue;
+      const std::string experts = "layers." + std::to_string(i) + ".moe.experts";
+      auto it = fully_shard.find(experts);
+      if (it == fully_shard.end() || it->second.mesh != "experts")
+        reject(shard_path(experts), "expert_parallel: the experts of routed MoE block " + std::to_string(i) +
+                                        " hold this rank's experts only and must be fully_shard-ed on the \"experts\" mesh");
+    }
   for (const auto& [module, spec] : fully_shard) {
     const std::string path = shard_path(module);
     if (spec.mesh != "dp" && spec.mesh != "experts")
       reject(path + ".mesh", quoted(spec.mesh) + " is not a mesh (dp, experts)");
+    if (expert_parallel && spec.mesh == "experts" && !is_routed_experts(*this, module))
+      reject(path + ".mesh", "expert_parallel: the \"experts\" mesh is the 1-D dp_mod_ep mesh of EP-local experts; "
+                             "only the experts of routed MoE blocks may use it");
     const int group = shard_group_size(*this, spec);
     validate_reshard(path + ".reshard_after_forward", spec.reshard_after_forward, group);
     validate_shard_dim(*this, module, spec, group);

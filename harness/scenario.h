@@ -19,18 +19,34 @@ namespace shardfuzz::harness {
 
 inline constexpr int kScenarioSchema = 1;
 
-// The model's module paths: "" (root), "layers.i", "layers.i.attn", "layers.i.moe",
-// "layers.i.moe.experts", "layers.i.moe.router", "layers.i.mlp", "layers.i.mlp.fc1",
-// "layers.i.mlp.fc2", "out". Tree depth from the root is at most 3.
+// The model's module paths: "" (root), "embed" (token embedding, when asked), "layers", "layers.i"
+// and inside each block "norm1"/"norm2" (pre-norms, when asked), "attn" (a Linear, or an Attention
+// with "attn.q/k/v/o"), then "moe" with "moe.experts" and "moe.router" (gated dense MoE or routed
+// top-k MoE) or "mlp" with "mlp.fc1"/"mlp.fc2"; then "norm" (final norm, when asked) and "out".
+// Tree depth from the root is at most 3.
 struct BlockSpec {
-  enum class Kind { Moe, Mlp };
+  // moe: the traces' dense mixture (every token through every expert, averaged; gated by router
+  // scores when `gated`); routed_moe: top-k routing with expert parallelism when the scenario asks
+  // for it; mlp: a dense MLP.
+  enum class Kind { Moe, Mlp, RoutedMoe };
   Kind kind = Kind::Moe;
-  bool gated = true;  // MoE only: experts' output times router scores
+  bool gated = true;  // moe only: experts' output times router scores
   ac::CheckpointMode ac = ac::CheckpointMode::None;
-  bool frozen = false;  // every parameter of the block requires_grad = false
-  // LoRA placement: module paths (inside this block) of linears that get adapters. The field
-  // exists for the schema; the zoo issue fills in the modules (validation rejects non-empty now).
+  bool frozen = false;   // every parameter of the block requires_grad = false
+  bool attention = false;  // "attn" is multi-head attention (q/k/v/o) instead of one Linear
+  bool norm = false;       // RMSNorm before attn and before the feed-forward ("norm1", "norm2")
+  // The block runs under no_grad inside the training forward (a module used in forward but not in
+  // backward; its groups register no backward hooks).
+  bool no_grad = false;
+  // LoRA adapters (rank dims.lora_rank, alpha dims.lora_alpha, base frozen) on these linears,
+  // given relative to the block: "attn" (a Linear attn), "attn.q".."attn.o", "moe.router",
+  // "mlp.fc1", "mlp.fc2".
   std::vector<std::string> lora;
+
+  bool has_moe() const { return kind != Kind::Mlp; }
+  bool has_router() const { return kind == Kind::RoutedMoe || (kind == Kind::Moe && gated); }
+  // The block's linears that can carry LoRA adapters, relative to the block.
+  std::vector<std::string> linear_paths() const;
 };
 
 struct ShardSpec {
@@ -49,6 +65,11 @@ struct Dims {
   int64_t hidden = 8;
   int64_t experts = 2;
   int64_t tokens = 4;
+  int64_t heads = 1;     // attention heads (dim % heads == 0)
+  int64_t top_k = 1;     // routed MoE: experts per token
+  int64_t vocab = 16;    // token embedding rows (when embed)
+  int64_t lora_rank = 2;
+  double lora_alpha = 4.0;
 };
 
 struct Scenario {
@@ -65,8 +86,20 @@ struct Scenario {
   // "sum": the sum of the output, as the recorded traces use.
   std::string loss = "mean";
   train::OptimizerConfig optimizer;
-  bool input_requires_grad = true;
+  bool input_requires_grad = true;  // the float input (no embedding); token ids never need grad
   bool input_per_rank = true;  // each rank its own batch (false: every rank and step the same input)
+  bool embed = false;          // a token embedding "embed" first; inputs are token ids
+  bool final_norm = false;     // an RMSNorm "norm" before the head
+  // Routed MoE experts are partitioned over ep = world_size / expert_shard_size ranks with
+  // all-to-all token dispatch and combine; their fully_shard mesh "experts" is then the 1-D
+  // dp_mod_ep mesh. Off: every rank holds every expert (HSDP over ep x dp_mod_ep).
+  bool expert_parallel = false;
+  // The step: micro_batches backward passes (gradient accumulation, set_is_last_backward(false)
+  // until the last), each over the summed losses of forwards_per_backward forwards; then the
+  // optimizer; then, when eval_forward, one more forward under no_grad (evaluation).
+  int micro_batches = 1;
+  int forwards_per_backward = 1;
+  bool eval_forward = false;
   std::vector<BlockSpec> blocks;
   std::map<std::string, ShardSpec> fully_shard;  // module path ("" = root) -> options
 
@@ -78,6 +111,8 @@ struct Scenario {
   void validate() const;
   // Bytes the model's parameters take on one rank before sharding (for the size budget).
   int64_t full_parameter_bytes() const;
+  // Expert-parallel degree: world_size / expert_shard_size when expert_parallel, else 1.
+  int expert_parallel_degree() const;
 };
 
 // Limits a scenario must stay within (validation; the generator stays well inside).
@@ -85,9 +120,12 @@ struct ScenarioLimits {
   static constexpr int kMaxWorld = 64;
   static constexpr int kMaxBlocks = 128;
   static constexpr int kMaxSteps = 1000;
+  static constexpr int kMaxMicroBatches = 64;
+  static constexpr int kMaxForwardsPerBackward = 16;
   static constexpr int64_t kMaxDim = 1 << 16;
   static constexpr int64_t kMaxParameterBytes = int64_t{1} << 30;     // per rank, before sharding
-  static constexpr int64_t kMaxActivationElements = int64_t{1} << 28;  // tokens x max(dim, hidden x experts)
+  // tokens x max(dim, hidden x experts, tokens x heads)
+  static constexpr int64_t kMaxActivationElements = int64_t{1} << 28;
 };
 
 }  // namespace shardfuzz::harness

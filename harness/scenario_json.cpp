@@ -31,6 +31,7 @@ const char* block_kind_name(BlockSpec::Kind k) {
   switch (k) {
     case BlockSpec::Kind::Moe: return "moe";
     case BlockSpec::Kind::Mlp: return "mlp";
+    case BlockSpec::Kind::RoutedMoe: return "routed_moe";
   }
   return "?";
 }
@@ -72,6 +73,11 @@ Json build(const Scenario& s) {
   dims["hidden"] = s.dims.hidden;
   dims["experts"] = s.dims.experts;
   dims["tokens"] = s.dims.tokens;
+  dims["heads"] = s.dims.heads;
+  dims["top_k"] = s.dims.top_k;
+  dims["vocab"] = s.dims.vocab;
+  dims["lora_rank"] = s.dims.lora_rank;
+  dims["lora_alpha"] = s.dims.lora_alpha;
   j["dims"] = std::move(dims);
   j["dtype"] = s.dtype;
   j["loss"] = s.loss;
@@ -85,6 +91,12 @@ Json build(const Scenario& s) {
   j["optimizer"] = std::move(opt);
   j["input_requires_grad"] = s.input_requires_grad;
   j["input_per_rank"] = s.input_per_rank;
+  j["embed"] = s.embed;
+  j["final_norm"] = s.final_norm;
+  j["expert_parallel"] = s.expert_parallel;
+  j["micro_batches"] = s.micro_batches;
+  j["forwards_per_backward"] = s.forwards_per_backward;
+  j["eval_forward"] = s.eval_forward;
   Json blocks = Json::array();
   for (const BlockSpec& b : s.blocks) {
     Json block = Json::object();
@@ -92,6 +104,9 @@ Json build(const Scenario& s) {
     block["gated"] = b.gated;
     block["ac"] = ac::to_string(b.ac);
     block["frozen"] = b.frozen;
+    block["attention"] = b.attention;
+    block["norm"] = b.norm;
+    block["no_grad"] = b.no_grad;
     block["lora"] = b.lora;
     blocks.push_back(std::move(block));
   }
@@ -252,7 +267,7 @@ fsdp::ReshardAfterForward read_reshard(const json& v, const std::string& path) {
 }
 
 BlockSpec read_block(const json& v, const std::string& path) {
-  const Fields f(v, path, {"kind", "gated", "ac", "frozen", "lora"});
+  const Fields f(v, path, {"kind", "gated", "ac", "frozen", "attention", "norm", "no_grad", "lora"});
   BlockSpec b;
   if (const json* k = f.get("kind")) {
     const std::string& name = read_string(*k, f.path("kind"));
@@ -260,22 +275,24 @@ BlockSpec read_block(const json& v, const std::string& path) {
       b.kind = BlockSpec::Kind::Moe;
     else if (name == "mlp")
       b.kind = BlockSpec::Kind::Mlp;
+    else if (name == "routed_moe")
+      b.kind = BlockSpec::Kind::RoutedMoe;
     else
-      reject(f.path("kind"), quoted(name) + " is not a block kind (moe, mlp)");
+      reject(f.path("kind"), quoted(name) + " is not a block kind (moe, routed_moe, mlp)");
   }
   optional_field(f, "gated", b.gated, read_bool);
   if (const json* a = f.get("ac")) {
     const std::string& name = read_string(*a, f.path("ac"));
-    if (name == "none")
-      b.ac = ac::CheckpointMode::None;
-    else if (name == "non_reentrant")
-      b.ac = ac::CheckpointMode::NonReentrant;
-    else if (name == "reentrant")
-      b.ac = ac::CheckpointMode::Reentrant;
-    else
-      reject(f.path("ac"), quoted(name) + " is not a checkpoint mode (none, non_reentrant, reentrant)");
+    try {
+      b.ac = ac::checkpoint_mode_from_string(name);
+    } catch (const std::invalid_argument&) {
+      reject(f.path("ac"), quoted(name) + " is not a checkpoint mode (none, non_reentrant, reentrant, selective_ops)");
+    }
   }
   optional_field(f, "frozen", b.frozen, read_bool);
+  optional_field(f, "attention", b.attention, read_bool);
+  optional_field(f, "norm", b.norm, read_bool);
+  optional_field(f, "no_grad", b.no_grad, read_bool);
   optional_field(f, "lora", b.lora, read_string_list);
   return b;
 }
@@ -303,7 +320,9 @@ Scenario read_scenario(const json& j) {
                          std::to_string(kScenarioSchema) + ")");
 
   const Fields f(j, "", {"schema", "name", "seed", "world_size", "expert_shard_size", "profile", "steps", "dims", "dtype",
-                         "loss", "optimizer", "input_requires_grad", "input_per_rank", "blocks", "fully_shard"});
+                         "loss", "optimizer", "input_requires_grad", "input_per_rank", "embed", "final_norm",
+                         "expert_parallel", "micro_batches", "forwards_per_backward", "eval_forward", "blocks",
+                         "fully_shard"});
   optional_field(f, "name", s.name, read_string);
   optional_field(f, "seed", s.seed, read_uint64);
   optional_field(f, "world_size", s.world_size, read_int);
@@ -311,11 +330,17 @@ Scenario read_scenario(const json& j) {
   optional_field(f, "profile", s.profile, read_string);
   optional_field(f, "steps", s.steps, read_int);
   if (const json* d = f.get("dims")) {
-    const Fields df(*d, f.path("dims"), {"dim", "hidden", "experts", "tokens"});
+    const Fields df(*d, f.path("dims"),
+                    {"dim", "hidden", "experts", "tokens", "heads", "top_k", "vocab", "lora_rank", "lora_alpha"});
     optional_field(df, "dim", s.dims.dim, read_int64);
     optional_field(df, "hidden", s.dims.hidden, read_int64);
     optional_field(df, "experts", s.dims.experts, read_int64);
     optional_field(df, "tokens", s.dims.tokens, read_int64);
+    optional_field(df, "heads", s.dims.heads, read_int64);
+    optional_field(df, "top_k", s.dims.top_k, read_int64);
+    optional_field(df, "vocab", s.dims.vocab, read_int64);
+    optional_field(df, "lora_rank", s.dims.lora_rank, read_int64);
+    optional_field(df, "lora_alpha", s.dims.lora_alpha, read_double);
   }
   optional_field(f, "dtype", s.dtype, read_string);
   optional_field(f, "loss", s.loss, read_string);
@@ -338,6 +363,12 @@ Scenario read_scenario(const json& j) {
   }
   optional_field(f, "input_requires_grad", s.input_requires_grad, read_bool);
   optional_field(f, "input_per_rank", s.input_per_rank, read_bool);
+  optional_field(f, "embed", s.embed, read_bool);
+  optional_field(f, "final_norm", s.final_norm, read_bool);
+  optional_field(f, "expert_parallel", s.expert_parallel, read_bool);
+  optional_field(f, "micro_batches", s.micro_batches, read_int);
+  optional_field(f, "forwards_per_backward", s.forwards_per_backward, read_int);
+  optional_field(f, "eval_forward", s.eval_forward, read_bool);
   if (const json* b = f.get("blocks")) {
     const std::string path = f.path("blocks");
     if (!b->is_array()) wrong_type(path, "an array of blocks", *b);

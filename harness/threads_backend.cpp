@@ -7,6 +7,7 @@
 #include "runtime/fsdp/rank_runtime.h"
 #include "runtime/memory/counting_allocator.h"
 #include "runtime/mesh/device_mesh.h"
+#include "runtime/nn/routed_moe.h"
 #include "runtime/train/step.h"
 
 #include <ATen/ATen.h>
@@ -59,24 +60,39 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
         auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
         const int k = sc.expert_shard_size == 0 ? world_size : sc.expert_shard_size;
         mesh::DeviceMesh hsdp(comm, {world_size / k, k}, {"ep", "dp_mod_ep"});
-        const mesh::DeviceMesh experts = sc.expert_shard_size == 0 ? dense : hsdp;
+        // Expert parallel: experts are partitioned over "ep" and sharded over "dp_mod_ep" only.
+        const mesh::DeviceMesh experts = sc.expert_shard_size == 0 ? dense
+                                         : sc.expert_parallel  ? hsdp.submesh({"dp_mod_ep"})
+                                                               : hsdp;
+        BuildOptions build;
+        if (sc.expert_parallel) build.ep = hsdp.dim("ep").group;
 
-        auto model = build_model(sc);
+        auto model = build_model(sc, build);
         apply_fully_shard(*model, sc, dense, experts, rt);
         // Peaks from here on are training's: building the full model before sharding is not.
         memory::reset_peak(rank);
         const int64_t peak_origin = memory::allocated_bytes(rank).current;
         std::unique_ptr<train::ShardedOptimizer> opt;
         if (options.optimizer_step) opt = std::make_unique<train::ShardedOptimizer>(rt.groups(), sc.optimizer, rt);
+        const train::StepPlan plan = step_plan(sc);
         for (int s = 0; s < sc.steps; ++s) {
-          rec.losses.push_back(train::train_step(*model, input_of(sc, rank, s), loss_fn(sc), opt.get(), rt, s));
+          auto batch = [&](int micro, int forward) { return input_of(sc, rank, s, micro, forward); };
+          rec.losses.push_back(train::train_step(*model, plan, batch, loss_fn(sc), opt.get(), rt, s));
         }
         rec.training_peak_bytes = memory::allocated_bytes(rank).peak - peak_origin;
         memory::AllocationRankGuard untagged(-1);  // the records are the harness's, not the rank's
         for (fsdp::ParamGroup* g : rt.groups())
-          for (auto& p : g->params())
-            rec.shards.push_back({g->name(), p.fqn(), g->mesh().shard->rank(), g->mesh().shard->size(),
-                                  p.shard_dim(), p.local_shard().clone(), p.padded_sharded_numel() * p.element_size()});
+          for (auto& p : g->params()) {
+            ShardRecord shard{g->name(), p.fqn(), g->mesh().shard->rank(), g->mesh().shard->size(), p.shard_dim()};
+            shard.local = p.local_shard().clone();
+            shard.padded_bytes = p.padded_sharded_numel() * p.element_size();
+            const std::string owner = p.fqn().substr(0, p.fqn().rfind('.'));
+            if (auto* ex = dynamic_cast<nn::RoutedExperts*>(model->find(owner)); ex && sc.expert_parallel) {
+              shard.full_begin = ex->first_local_expert();
+              shard.full_rows = ex->num_local_experts();
+            }
+            rec.shards.push_back(std::move(shard));
+          }
       }
       rt.set_step(sc.steps);
       rt.record("teardown", "", {}, "train");

@@ -26,7 +26,11 @@ double parse_duration_seconds(const std::string& text) {
 
 CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   CLI::App* cmd = app.add_subcommand("fuzz", "Generate scenarios, run them, check properties; shrink the first failure");
-  cmd->add_option("--profile", o.profile, "semantics profile: torch-2.9, torch-2.11, strict (default: drawn)");
+  cmd->add_option("--profile", o.profile,
+                  "semantics profile: torch-2.7, torch-2.9, torch-2.11, strict, optionally +switch (e.g. "
+                  "strict+experts_skip_empty; default: drawn)");
+  cmd->add_option("--until-row", o.until_row,
+                  "hunt one bug-zoo row (1-15, S2-S5): pass over findings blamed on another row");
   cmd->add_option("--time", o.time, "stop after this long (60s, 5m, 1h)");
   cmd->add_option("--cases", o.cases, "stop after this many cases");
   cmd->add_option("--seed", o.seed, "campaign seed (case k draws from its own seed derived from it)")->capture_default_str();
@@ -52,6 +56,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     if (!c.cases && !c.seconds) c.seconds = 60;
     c.out_dir = o.out;
     c.keep_going = o.keep_going;
+    c.until_row = o.until_row;
     c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
     c.command = command_line;
   } catch (const std::exception& e) {

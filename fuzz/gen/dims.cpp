@@ -16,7 +16,11 @@ rc::Gen<harness::Dims> dims() {
       rc::gen::set(&Dims::dim, weighted_choice<int64_t>({{1, 4}, {1, 6}, {2, 8}, {1, 12}, {2, 16}})),
       rc::gen::set(&Dims::hidden, weighted_choice<int64_t>({{1, 4}, {2, 8}, {1, 12}})),
       rc::gen::set(&Dims::experts, weighted_choice<int64_t>({{1, 1}, {3, 2}, {1, 3}, {2, 4}})),
-      rc::gen::set(&Dims::tokens, weighted_choice<int64_t>({{1, 2}, {1, 3}, {2, 4}, {1, 8}})));
+      rc::gen::set(&Dims::tokens, weighted_choice<int64_t>({{1, 2}, {1, 3}, {2, 4}, {1, 8}})),
+      rc::gen::set(&Dims::heads, weighted_choice<int64_t>({{2, 1}, {2, 2}, {1, 4}})),
+      rc::gen::set(&Dims::top_k, weighted_choice<int64_t>({{3, 1}, {2, 2}})),
+      rc::gen::set(&Dims::vocab, weighted_choice<int64_t>({{1, 8}, {1, 32}})),
+      rc::gen::set(&Dims::lora_rank, weighted_choice<int64_t>({{2, 1}, {2, 2}, {1, 4}})));
 }
 
 rc::Gen<int> steps(int max_steps) {

@@ -1,6 +1,7 @@
 // Legalising a scenario's combinations (see repair.h for the rules and their order).
 #include "fuzz/gen/repair.h"
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 
@@ -10,7 +11,13 @@ namespace {
 
 bool is_experts_of_moe(const harness::Scenario& sc, const std::string& path) {
   for (std::size_t i = 0; i < sc.blocks.size(); ++i)
-    if (sc.blocks[i].kind == harness::BlockSpec::Kind::Moe && path == "layers." + std::to_string(i) + ".moe.experts")
+    if (sc.blocks[i].has_moe() && path == "layers." + std::to_string(i) + ".moe.experts") return true;
+  return false;
+}
+
+bool is_routed_experts(const harness::Scenario& sc, const std::string& path) {
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
+    if (sc.blocks[i].kind == harness::BlockSpec::Kind::RoutedMoe && path == "layers." + std::to_string(i) + ".moe.experts")
       return true;
   return false;
 }
@@ -30,10 +37,28 @@ harness::Scenario repair(harness::Scenario sc) {
   if (sc.expert_shard_size > 0 && sc.world_size > 0 && sc.world_size % sc.expert_shard_size != 0)
     sc.expert_shard_size = std::gcd(sc.expert_shard_size, sc.world_size);
 
+  bool attention = false, routed = false;
   for (auto& b : sc.blocks) {
-    if (b.kind == harness::BlockSpec::Kind::Mlp) b.gated = false;
-    b.lora.clear();
+    if (b.kind != harness::BlockSpec::Kind::Moe) b.gated = false;
+    const std::vector<std::string> linears = b.linear_paths();
+    std::vector<std::string> lora;
+    for (auto& l : b.lora)
+      if (std::count(linears.begin(), linears.end(), l) && !std::count(lora.begin(), lora.end(), l)) lora.push_back(l);
+    b.lora = std::move(lora);
+    attention = attention || b.attention;
+    routed = routed || b.kind == harness::BlockSpec::Kind::RoutedMoe;
   }
+  if (attention && sc.dims.heads > 0 && sc.dims.dim > 0 && sc.dims.dim % sc.dims.heads != 0)
+    sc.dims.heads = std::gcd(sc.dims.heads, sc.dims.dim);
+  if (routed && sc.dims.experts > 0) sc.dims.top_k = std::max<int64_t>(1, std::min(sc.dims.top_k, sc.dims.experts));
+  if (sc.expert_parallel) {
+    const int ep = sc.expert_shard_size > 0 ? sc.world_size / sc.expert_shard_size : 0;
+    if (ep < 1 || sc.dims.experts % ep != 0) sc.expert_parallel = false;
+  }
+  if (sc.expert_parallel)  // the experts of every routed block hold this rank's experts only
+    for (std::size_t i = 0; i < sc.blocks.size(); ++i)
+      if (sc.blocks[i].kind == harness::BlockSpec::Kind::RoutedMoe)
+        sc.fully_shard["layers." + std::to_string(i) + ".moe.experts"].mesh = "experts";
 
   const std::vector<std::string> paths = sc.module_paths();
   const std::set<std::string> modules(paths.begin(), paths.end());
@@ -43,6 +68,8 @@ harness::Scenario repair(harness::Scenario sc) {
 
   for (auto& [path, spec] : sc.fully_shard) {
     if (spec.mesh != "dp" && spec.mesh != "experts") spec.mesh = "dp";
+    // Under expert parallelism the experts mesh is 1-D dp_mod_ep: only EP-local experts may use it.
+    if (sc.expert_parallel && spec.mesh == "experts" && !is_routed_experts(sc, path)) spec.mesh = "dp";
     const int group = (spec.mesh == "experts" && sc.expert_shard_size > 0) ? sc.expert_shard_size : sc.world_size;
     auto& raf = spec.reshard_after_forward;
     if (raf.kind == fsdp::ReshardAfterForward::Kind::Int) {

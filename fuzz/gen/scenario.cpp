@@ -16,6 +16,8 @@
 #include <rapidcheck/gen/Select.h>
 #include <rapidcheck/gen/Transform.h>
 
+#include "runtime/fsdp/profile.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -52,7 +54,7 @@ rc::Gen<std::vector<BlockDraw>> blocks(const GenConfig& config, const BlockWeigh
 rc::Gen<std::string> profile(const GenConfig& config) {
   if (!config.profile.empty()) return rc::gen::just(config.profile);
   // A failure is reported under the profile it was found in: the profile never shrinks.
-  return rc::gen::element<std::string>("torch-2.11", "torch-2.9", "strict");
+  return rc::gen::element<std::string>("torch-2.11", "torch-2.9", "torch-2.7", "strict");
 }
 
 rc::Gen<uint64_t> seed() {
@@ -74,6 +76,13 @@ rc::Gen<ScenarioDraw> scenario_draw(const GenConfig& config, const ScenarioWeigh
       rc::gen::set(&ScenarioDraw::out_forward, prefetch_list()),
       rc::gen::set(&ScenarioDraw::out_backward, prefetch_list()),
       rc::gen::set(&ScenarioDraw::optimizer, weighted_choice<Kind>({{3, Kind::Sgd}, {1, Kind::AdamW}})),
+      rc::gen::set(&ScenarioDraw::input_requires_grad, flag(w.input_no_grad, w.input_grad)),
+      rc::gen::set(&ScenarioDraw::embed, flag(w.no_embed, w.embed)),
+      rc::gen::set(&ScenarioDraw::final_norm, flag(w.no_final_norm, w.final_norm)),
+      rc::gen::set(&ScenarioDraw::expert_parallel, flag(w.no_ep, w.ep)),
+      rc::gen::set(&ScenarioDraw::micro_batches, weighted_choice<int>({{6, 1}, {2, 2}, {1, 3}})),
+      rc::gen::set(&ScenarioDraw::forwards_per_backward, weighted_choice<int>({{6, 1}, {1, 2}})),
+      rc::gen::set(&ScenarioDraw::eval_forward, flag(w.no_eval, w.eval)),
       rc::gen::set(&ScenarioDraw::profile, profile(config)),
       rc::gen::set(&ScenarioDraw::seed, seed()));
 }
@@ -91,10 +100,13 @@ rc::Gen<harness::Scenario> scenario(const GenConfig& config) {
   if (config.world < 0 || config.world > harness::ScenarioLimits::kMaxWorld)
     throw std::invalid_argument("GenConfig.world: " + std::to_string(config.world) + " outside [0, " +
                                 std::to_string(harness::ScenarioLimits::kMaxWorld) + "]");
-  if (!config.profile.empty() && config.profile != "torch-2.11" && config.profile != "torch-2.9" &&
-      config.profile != "strict")
-    throw std::invalid_argument("GenConfig.profile: \"" + config.profile +
-                                "\" is not a known profile (torch-2.9, torch-2.11, strict)");
+  if (!config.profile.empty()) {
+    try {
+      fsdp::Profile::named(config.profile);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("GenConfig.profile: ") + e.what());
+    }
+  }
   const auto draws = rc::gen::weightedOneOf<detail::ScenarioDraw>({
       {3, detail::scenario_draw(config, detail::plain_weights())},
       {1, detail::scenario_draw(config, detail::upstream_shape_weights())},

@@ -14,9 +14,12 @@
 namespace shardfuzz::harness {
 
 Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
-  auto reference = build_model(sc);
-  auto input = [&](int rank, int step) { return input_of(sc, rank, step); };
-  train::ReferenceRun ref = train::run_reference(*reference, sc.world_size, sc.steps, input, loss_fn(sc), sc.optimizer);
+  BuildOptions as_reference;
+  as_reference.reference = true;
+  auto reference = build_model(sc, as_reference);
+  auto input = [&](int rank, int step, int micro, int forward) { return input_of(sc, rank, step, micro, forward); };
+  train::ReferenceRun ref =
+      train::run_reference(*reference, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer);
   std::map<std::string, at::Tensor> full;
   for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();
   const double rtol = Tolerances::kParityRelative;
@@ -33,7 +36,7 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
       if (it == full.end())
         return {"parity_with_reference", false, false, "rank " + std::to_string(r.rank) + ": parameter " + shard.fqn +
                                                            " of group " + shard.group + " is not in the reference"};
-      const at::Tensor& whole = it->second;
+      const at::Tensor whole = shard.full_rows < 0 ? it->second : it->second.narrow(0, shard.full_begin, shard.full_rows);
       const int64_t n = whole.size(shard.shard_dim);
       const int64_t chunk = (n + shard.shard_size - 1) / shard.shard_size;
       const int64_t begin = std::min(chunk * shard.shard_rank, n);

@@ -24,26 +24,47 @@ std::string where(const RankRecord& r, const memory::TimelineEvent& e) {
 
 Verdict fail(std::string message) { return {"per_layer_return_to_baseline", false, false, std::move(message)}; }
 
+// Groups that run pre_backward again later in the same backward pass (a module used by several
+// forwards of one backward: its second use's recompute or prefetch legitimately re-gathers it).
+std::vector<std::string> backward_again(const std::vector<memory::TimelineEvent>& events, std::size_t k) {
+  std::vector<std::string> out;
+  for (std::size_t j = k + 1; j < events.size(); ++j) {
+    if (events[j].category == "train" && events[j].event == "backward_end") break;
+    if (events[j].event == "pre_backward_begin") out.push_back(events[j].group);
+  }
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
 }  // namespace
 
 Verdict check_per_layer_return_to_baseline(const Scenario& sc, const RunRecord& run) {
   for (const RankRecord& r : run.ranks) {
     for (int step = 0; step < sc.steps; ++step) {
-      const auto events = r.events_of_step(step);
+      std::vector<memory::TimelineEvent> events;  // both categories: the train events delimit backward passes
+      for (const auto& e : r.timeline)
+        if (e.step == step) events.push_back(e);
       const memory::TimelineEvent* prev_block = nullptr;
       for (std::size_t k = 0; k < events.size(); ++k) {
         const auto& e = events[k];
+        if (e.category != "fsdp") continue;
         if (e.event == "post_backward") {
-          const auto stale = e.stale_all_gathers();
+          const auto again = backward_again(events, k);
+          std::vector<std::string> stale;
+          for (const auto& g : e.stale_all_gathers())
+            if (!contains(again, g)) stale.push_back(g);
           if (!stale.empty()) {
             std::ostringstream os;
+            int64_t bytes = 0;
+            for (const auto& g : stale) bytes += e.pending_all_gather_bytes.at(g);
             os << where(r, e) << ": " << stale.size() << " group(s) that already finished backward hold a pending "
-               << "all-gather (" << e.stale_all_gather_bytes() << " bytes):";
+               << "all-gather (" << bytes << " bytes):";
             for (const auto& g : stale) os << " " << g << " (" << e.pending_all_gather_bytes.at(g) << " B)";
             return fail(os.str());
           }
           for (const auto& g : e.unsharded)
-            if (std::find(e.finished_backward.begin(), e.finished_backward.end(), g) != e.finished_backward.end())
+            if (contains(e.finished_backward, g) && !contains(again, g))
               return fail(where(r, e) + ": group " + g + " finished backward but its parameters are still unsharded");
           if (is_block(e.group)) {
             if (prev_block) {

@@ -36,6 +36,7 @@ const Verdict* first_failure(const std::vector<Verdict>& verdicts);
 // The individual properties.
 Verdict check_liveness(const Scenario&, const RunRecord&);
 Verdict check_per_layer_return_to_baseline(const Scenario&, const RunRecord&);
+Verdict check_reshard_after_forward_honoured(const Scenario&, const RunRecord&);
 Verdict check_flat_end_of_step_memory(const Scenario&, const RunRecord&);
 Verdict check_teardown_to_baseline(const Scenario&, const RunRecord&);
 Verdict check_parity_with_reference(const Scenario&, const RunRecord&);

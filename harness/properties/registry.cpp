@@ -10,6 +10,9 @@ const std::vector<Property>& all_properties() {
        "after each post_backward no finished group holds a pending all-gather or unsharded params, no all-gather "
        "is dropped unconsumed at finalize, and allocator growth per block is what the ledger explains",
        check_per_layer_return_to_baseline},
+      {"reshard_after_forward_honoured",
+       "at the end of every forward (with or without grad) each group asked to reshard after forward is sharded",
+       check_reshard_after_forward_honoured},
       {"flat_end_of_step_memory", "allocator bytes at the end of every step from step 2 on are equal",
        check_flat_end_of_step_memory},
       {"teardown_to_baseline", "after teardown every rank's allocator bytes are back to the pre-model baseline",

@@ -1,4 +1,4 @@
-// The two checkpoint variants; see checkpoint.h for how they differ and why it matters to FSDP.
+// The checkpoint variants; see checkpoint.h for how they differ and why it matters to FSDP.
 #include "runtime/ac/checkpoint.h"
 
 #include "runtime/autograd/lambda_node.h"
@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace shardfuzz::ac {
@@ -24,13 +25,19 @@ at::Tensor detached_like(const at::Tensor& input) {
   return x;
 }
 
-// A non-reentrant region: its saves become slots; the first unpack recomputes all of them.
+thread_local CheckpointCounters t_counters;
+
+// A non-reentrant region: its saves become slots; the first unpack recomputes all of them. A
+// selective region also keeps its matmul-like outputs, in forward order, for the recompute.
 class Region final : public SavedTensorHooks, public std::enable_shared_from_this<Region> {
  public:
-  Region(RegionFn fn, at::Tensor input, std::string where)
-      : fn_(std::move(fn)), input_(std::move(input)), where_(std::move(where)) {}
+  Region(RegionFn fn, at::Tensor input, std::string where, bool selective)
+      : fn_(std::move(fn)), input_(std::move(input)), where_(std::move(where)), selective_(selective) {}
 
-  std::optional<std::size_t> pack(const at::Tensor&) override { return packed_++; }
+  std::optional<std::size_t> pack(const at::Tensor&) override {
+    ++t_counters.saves_dropped;
+    return packed_++;
+  }
 
   at::Tensor unpack(std::size_t slot) override {
     if (!recomputed_) recompute();
@@ -40,58 +47,100 @@ class Region final : public SavedTensorHooks, public std::enable_shared_from_thi
     return std::exchange(slots_[slot], at::Tensor());  // the op owns it now; the region lets go
   }
 
+  at::Tensor op_output(autograd::OpKind kind, const std::function<at::Tensor()>& compute) override {
+    at::Tensor out = compute();
+    if (selective_ && kind == autograd::OpKind::MatmulLike) {
+      kept_.push_back(out.detach());  // detached: the output's node must not be owned by its region
+      ++t_counters.outputs_kept;
+      t_counters.bytes_kept += out.nbytes();
+    }
+    return out;
+  }
+
  private:
-  // Captures the recompute's saves by position; the dead graph keeps its own copies until it dies
-  // at the end of recompute().
+  // Captures the recompute's saves by position (every save of the forward had a slot, so position
+  // i of the recompute is slot i); the dead graph keeps its own copies until it dies at the end of
+  // recompute(). A selective region's kept outputs are handed back by position too.
   struct Capture final : SavedTensorHooks {
-    explicit Capture(std::vector<at::Tensor>& slots) : slots(slots) {}
+    Capture(std::vector<at::Tensor>& slots, std::vector<at::Tensor>* kept) : slots(slots), kept(kept) {}
     std::optional<std::size_t> pack(const at::Tensor& t) override {
       slots.push_back(t);
       return std::nullopt;
     }
     at::Tensor unpack(std::size_t) override { throw std::logic_error("capture hooks never unpack"); }
+    at::Tensor op_output(autograd::OpKind kind, const std::function<at::Tensor()>& compute) override {
+      if (!kept || kind != autograd::OpKind::MatmulLike) return compute();
+      if (next_kept >= kept->size()) {
+        ++next_kept;  // counted, reported after the recompute
+        return compute();
+      }
+      ++t_counters.outputs_reused;
+      return std::exchange((*kept)[next_kept++], at::Tensor());
+    }
     std::vector<at::Tensor>& slots;
+    std::vector<at::Tensor>* kept;
+    std::size_t next_kept = 0;
   };
 
   void recompute() {
     slots_.clear();
     slots_.reserve(packed_);
+    ++t_counters.recomputes;
+    std::size_t kept_used = 0;
     {
-      SavedTensorHooksGuard capture(std::make_shared<Capture>(slots_));
+      auto capture = std::make_shared<Capture>(slots_, selective_ ? &kept_ : nullptr);
+      SavedTensorHooksGuard guard(capture);
       torch::autograd::AutoGradMode grad_on(true);
       at::Tensor dead = fn_(detached_like(input_));
       (void)dead;
+      kept_used = capture->next_kept;
     }
     recomputed_ = true;
+    const std::size_t kept = kept_.size();
+    kept_.clear();
     if (slots_.size() != packed_)
       throw std::runtime_error("checkpoint region '" + where_ + "': recompute saved " +
                                std::to_string(slots_.size()) + " tensors but the forward saved " +
                                std::to_string(packed_) + " (non-deterministic region?)");
+    if (kept_used != kept)
+      throw std::runtime_error("checkpoint region '" + where_ + "' (selective_ops): recompute ran " +
+                               std::to_string(kept_used) + " matmul-like ops but the forward kept " +
+                               std::to_string(kept) + " outputs (non-deterministic region?)");
   }
 
   RegionFn fn_;
   at::Tensor input_;
   std::string where_;
+  bool selective_;
   std::size_t packed_ = 0;
   bool recomputed_ = false;
   std::vector<at::Tensor> slots_;
+  std::vector<at::Tensor> kept_;  // selective: matmul-like outputs of the forward, until recompute
 };
 
-at::Tensor non_reentrant(const RegionFn& fn, const at::Tensor& input, const std::string& where) {
+at::Tensor non_reentrant(const RegionFn& fn, const at::Tensor& input, const std::string& where, bool selective) {
   if (!torch::autograd::GradMode::is_enabled()) return fn(input);  // nothing will be unpacked
-  auto region = std::make_shared<Region>(fn, input, where);
+  auto region = std::make_shared<Region>(fn, input, where, selective);
   SavedTensorHooksGuard guard(region);
   return fn(input);
 }
 
-at::Tensor reentrant(const RegionFn& fn, const at::Tensor& input, const std::string& where) {
+at::Tensor reentrant(const RegionFn& fn, const at::Tensor& input, const std::string& where, bool needs_input_grad) {
   at::Tensor out;
   {
     torch::autograd::AutoGradMode grad_off(false);
     out = fn(input);
   }
+  // Upstream's CheckpointFunction is an autograd.Function over its tensor arguments only: with an
+  // input that needs no grad its output needs none, and the region's parameters get no gradient.
+  // Otherwise the node hangs off a stand-in leaf that needs grad (HF's enable_input_require_grads).
+  at::Tensor anchor = input;
+  if (!needs_input_grad && torch::autograd::GradMode::is_enabled() && !input.requires_grad()) {
+    anchor = input.detach();
+    anchor.set_requires_grad(true);
+  }
   return autograd::record_op(
-      "CheckpointFunctionBackward(" + where + ")", {input}, out,
+      "CheckpointFunctionBackward(" + where + ")", {anchor}, out,
       [fn, input, where](const at::Tensor& grad) -> autograd::tensor_list {
         at::Tensor x = detached_like(input);
         at::Tensor recomputed;
@@ -99,8 +148,10 @@ at::Tensor reentrant(const RegionFn& fn, const at::Tensor& input, const std::str
           torch::autograd::AutoGradMode grad_on(true);
           recomputed = fn(x);
         }
-        if (!recomputed.requires_grad())
+        if (!recomputed.requires_grad()) {
+          if (!x.requires_grad()) return {at::Tensor()};  // a stand-in input over a region with no trainable part
           throw std::runtime_error("checkpoint region '" + where + "': recomputed output does not require grad");
+        }
         torch::autograd::backward({recomputed}, {grad});
         return {x.requires_grad() ? x.grad() : at::Tensor()};
       });
@@ -108,11 +159,14 @@ at::Tensor reentrant(const RegionFn& fn, const at::Tensor& input, const std::str
 
 }  // namespace
 
+CheckpointCounters& checkpoint_counters() { return t_counters; }
+
 const char* to_string(CheckpointMode mode) {
   switch (mode) {
     case CheckpointMode::None: return "none";
     case CheckpointMode::NonReentrant: return "non_reentrant";
     case CheckpointMode::Reentrant: return "reentrant";
+    case CheckpointMode::SelectiveOps: return "selective_ops";
   }
   return "?";
 }
@@ -121,14 +175,18 @@ CheckpointMode checkpoint_mode_from_string(const std::string& name) {
   if (name == "none") return CheckpointMode::None;
   if (name == "non_reentrant") return CheckpointMode::NonReentrant;
   if (name == "reentrant") return CheckpointMode::Reentrant;
-  throw std::invalid_argument("ac: unknown checkpoint mode '" + name + "' (none, non_reentrant, reentrant)");
+  if (name == "selective_ops") return CheckpointMode::SelectiveOps;
+  throw std::invalid_argument("ac: unknown checkpoint mode '" + name +
+                              "' (none, non_reentrant, reentrant, selective_ops)");
 }
 
-at::Tensor checkpoint(CheckpointMode mode, const RegionFn& fn, const at::Tensor& input, const std::string& where) {
+at::Tensor checkpoint(CheckpointMode mode, const RegionFn& fn, const at::Tensor& input, const std::string& where,
+                      bool reentrant_needs_input_grad) {
   switch (mode) {
     case CheckpointMode::None: return fn(input);
-    case CheckpointMode::NonReentrant: return non_reentrant(fn, input, where);
-    case CheckpointMode::Reentrant: return reentrant(fn, input, where);
+    case CheckpointMode::NonReentrant: return non_reentrant(fn, input, where, /*selective=*/false);
+    case CheckpointMode::Reentrant: return reentrant(fn, input, where, reentrant_needs_input_grad);
+    case CheckpointMode::SelectiveOps: return non_reentrant(fn, input, where, /*selective=*/true);
   }
   return fn(input);
 }

@@ -1,26 +1,52 @@
-// Activation checkpointing in the two variants that behave differently under FSDP2:
+// Activation checkpointing in the variants that behave differently under FSDP2:
 // - non-reentrant: the forward runs with grad (hooks inside register for real), saved tensors are
 //   dropped, and the first unpack in backward recomputes the region under grad; the recomputed
 //   graph is never back-propagated;
 // - reentrant: the forward runs under no-grad (no hooks register), and backward recomputes the
-//   region under grad and runs a nested backward through it, so the hooks inside fire for real.
+//   region under grad and runs a nested backward through it, so the hooks inside fire for real;
+// - selective_ops: op-level selective AC with upstream's "save matmuls" policy (policy_fn returning
+//   MUST_SAVE for mm/addmm, PREFER_RECOMPUTE otherwise). Modelled as upstream runs it: a
+//   non-reentrant region whose saves are all dropped and whose first unpack of any of them
+//   recomputes the whole region fn (nested modules' forward hooks re-fire, at the same point of
+//   backward as non-reentrant), but the *outputs* of matmul-like ops (ops::linear, ops::matmul)
+//   are kept from the forward and handed back during the recompute instead of being computed
+//   again (upstream's _CachingTorchDispatchMode / _CachedTorchDispatchMode). So the memory held
+//   between forward and backward is those outputs, and the recompute skips the matmuls.
+//   Not chosen: keeping the saves *made by* matmul ops instead, which would move the recompute to
+//   the first unpack of a non-matmul save (or drop it when a region is all matmuls) and so change
+//   when nested FSDP hooks re-fire relative to upstream.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 
 namespace shardfuzz::ac {
 
-enum class CheckpointMode { None, NonReentrant, Reentrant };
+enum class CheckpointMode { None, NonReentrant, Reentrant, SelectiveOps };
 const char* to_string(CheckpointMode mode);
 CheckpointMode checkpoint_mode_from_string(const std::string& name);  // throws naming the value
 
 using RegionFn = std::function<at::Tensor(const at::Tensor&)>;
 
 // Runs `fn(input)` as a checkpointed region. `where` names the region in errors (module path).
-at::Tensor checkpoint(CheckpointMode mode, const RegionFn& fn, const at::Tensor& input, const std::string& where);
+// reentrant_needs_input_grad: upstream's use_reentrant=True (true, the default) gives the region no
+// backward when its input needs no grad; false backs it as if the input needed grad.
+at::Tensor checkpoint(CheckpointMode mode, const RegionFn& fn, const at::Tensor& input, const std::string& where,
+                      bool reentrant_needs_input_grad = true);
+
+// What this thread's checkpoint regions did (backward on CPU runs on the calling thread, so one
+// rank thread sees its forward and its recompute). For tests and reports; reset by assigning {}.
+struct CheckpointCounters {
+  std::size_t saves_dropped = 0;   // saves a region turned into slots
+  std::size_t outputs_kept = 0;    // matmul-like outputs a selective region kept in forward
+  std::size_t bytes_kept = 0;      // their bytes
+  std::size_t recomputes = 0;      // region recomputes (non-reentrant and selective)
+  std::size_t outputs_reused = 0;  // kept outputs handed back during a recompute
+};
+CheckpointCounters& checkpoint_counters();
 
 // Layer-level selective AC: whether block `index` is checkpointed when every k-th block is.
 inline bool selected_for_checkpoint(int index, int every_k) { return every_k > 0 && index % every_k == 0; }

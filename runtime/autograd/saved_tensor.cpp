@@ -19,6 +19,12 @@ SavedTensor SavedTensor::save(const at::Tensor& tensor) {
   return saved;
 }
 
+at::Tensor op_output(OpKind kind, const std::function<at::Tensor()>& compute) {
+  if (!t_hooks) return compute();
+  std::shared_ptr<SavedTensorHooks> hooks = t_hooks;  // alive even if compute() swaps the hooks
+  return hooks->op_output(kind, compute);
+}
+
 at::Tensor SavedTensor::unpack() const { return hooks_ ? hooks_->unpack(slot_) : value_; }
 
 SavedTensorHooksGuard::SavedTensorHooksGuard(std::shared_ptr<SavedTensorHooks> hooks)

@@ -56,7 +56,7 @@ std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedPara
                                                          comm::Communicator* shard_comm,
                                                          comm::Communicator* replicate_comm,
                                                          const std::shared_ptr<memory::Ledger>& ledger,
-                                                         const std::string& group) {
+                                                         const std::string& group, double divide_factor) {
   torch::autograd::AutoGradMode no_grad(false);
   std::vector<ShardedParam*> with_grad;
   std::vector<at::Tensor> rows;  // (size, padded) per param; unsharded grads are dropped here
@@ -74,11 +74,15 @@ std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedPara
                              state->input.numel() * state->input.element_size());
   const int size = shard_comm ? shard_comm->size() : 1;
   at::Tensor output = at::empty({state->input.size(1)}, state->input.options());
+  // AVG over the reduce group, or SUM and one division by the factor (upstream
+  // set_gradient_divide_factor; torchtitan's expert-parallel experts divide by the whole world).
+  const comm::ReduceOp op = divide_factor > 0 ? comm::ReduceOp::Sum : comm::ReduceOp::Avg;
   if (size == 1)
     output.copy_(state->input[0]);
   else
-    shard_comm->reduce_scatter_tensor(output, state->input.view({-1}), comm::ReduceOp::Avg);
-  if (replicate_comm && replicate_comm->size() > 1) replicate_comm->all_reduce(output, comm::ReduceOp::Avg);
+    shard_comm->reduce_scatter_tensor(output, state->input.view({-1}), op);
+  if (replicate_comm && replicate_comm->size() > 1) replicate_comm->all_reduce(output, op);
+  if (divide_factor > 0) output.div_(divide_factor);
   int64_t off = 0;
   for (ShardedParam* p : with_grad) {
     p->accumulate_sharded_grad(output.narrow(0, off, p->padded_sharded_numel()));

@@ -39,12 +39,12 @@ struct ReduceScatterState {
 
 // Reduce-scatters the unsharded gradients of `params` (those that have one) with AVG over
 // `shard_comm`, then all-reduces AVG over `replicate_comm` (HSDP) when given, and accumulates
-// into their sharded gradients. Returns the kept-alive input, or nullptr when no parameter had a
+// into their sharded gradients. divide_factor > 0: SUM both, then divide by it instead. Returns the kept-alive input, or nullptr when no parameter had a
 // gradient (upstream skips the collective).
 std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedParam>& params,
                                                          comm::Communicator* shard_comm,
                                                          comm::Communicator* replicate_comm,
                                                          const std::shared_ptr<memory::Ledger>& ledger,
-                                                         const std::string& group);
+                                                         const std::string& group, double divide_factor = 0);
 
 }  // namespace shardfuzz::fsdp

@@ -23,6 +23,10 @@ struct FullyShardOptions {
   ReshardAfterForward reshard_after_forward;
   int shard_dim = 0;  // Shard(dim); dims > 0 must divide evenly by the shard group size
   bool reshard_after_backward = true;
+  // 0: gradients are averaged over the group's ranks. > 0: summed, then divided by this (upstream
+  // set_gradient_divide_factor), e.g. the world size for expert-parallel experts, whose gradient
+  // already sums the tokens of every rank of their EP group.
+  double gradient_divide_factor = 0;
 };
 
 }  // namespace shardfuzz::fsdp

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <mutex>
 #include <stdexcept>
 
 namespace shardfuzz::fsdp {
@@ -24,12 +25,29 @@ ParamGroup::ParamGroup(std::string name, std::vector<ShardedParam> params, Group
   runtime_.register_group(this);
 }
 
-ParamGroup::~ParamGroup() { runtime_.unregister_group(this); }
+namespace {
+
+// What the injected group_reference_cycle defect keeps alive: the parameters of every group torn
+// down under it, as an unreachable cycle would (never freed; the harness's teardown property must
+// see their bytes).
+void keep_alive_as_cycle(std::vector<ShardedParam> params) {
+  static std::mutex mu;
+  static auto* leaked = new std::vector<std::vector<ShardedParam>>();
+  std::lock_guard<std::mutex> lock(mu);
+  leaked->push_back(std::move(params));
+}
+
+}  // namespace
+
+ParamGroup::~ParamGroup() {
+  runtime_.unregister_group(this);
+  if (runtime_.profile().group_reference_cycle) keep_alive_as_cycle(std::move(params_));
+}
 
 bool ParamGroup::reshard_after_forward() const {
   switch (options_.reshard_after_forward.kind) {
     case ReshardAfterForward::Kind::Auto: return !is_root_;
-    case ReshardAfterForward::Kind::True: return true;
+    case ReshardAfterForward::Kind::True: return !(is_root_ && runtime_.profile().root_never_reshards_after_forward);
     case ReshardAfterForward::Kind::False: return false;
     case ReshardAfterForward::Kind::Int: return options_.reshard_after_forward.n != 1;
   }
@@ -162,7 +180,8 @@ void ParamGroup::post_backward() {
   while (ctx_ && !ctx_->reduce_scatter_states.empty() &&
          ctx_->reduce_scatter_states.size() >= ctx_->reduce_scatter_keep)
     ctx_->reduce_scatter_states.pop_front();
-  auto rs = reduce_scatter_grads(params_, mesh_.shard.get(), mesh_.replicate.get(), runtime_.ledger_ptr(), name_);
+  auto rs = reduce_scatter_grads(params_, mesh_.shard.get(), mesh_.replicate.get(), runtime_.ledger_ptr(), name_,
+                                 options_.gradient_divide_factor);
   if (rs && ctx_) ctx_->reduce_scatter_states.push_back(std::move(rs));
   if (runtime_.profile().free_unconsumed_all_gather_at_post_backward) drop_unconsumed_all_gathers();
   runtime_.record("post_backward", name_);

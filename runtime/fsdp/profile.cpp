@@ -1,14 +1,31 @@
-// The three profiles. Adding a profile means adding a name here and, per difference, a switch.
+// The base profiles, the switch registry and "base+switch" composition. Adding a profile means
+// adding a base here; adding a difference means adding a switch (and its registry row).
 #include "runtime/fsdp/profile.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace shardfuzz::fsdp {
+namespace {
 
-Profile Profile::named(const std::string& name) {
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+Profile base(const std::string& name, const std::string& full) {
   Profile p;
-  p.name = name;
-  if (name == "torch-2.9") {
+  p.name = full;
+  if (name == "torch-2.7" || name == "torch-2.9" || name == "torch-2.11") {
+    p.reentrant_checkpoint_needs_input_grad = true;
+    p.stale_state_survives_non_last_backward = true;
+  }
+  if (name == "torch-2.7") {
+    p.post_forward_reshards_during_backward = true;
+    p.root_never_reshards_after_forward = true;
+  } else if (name == "torch-2.9") {
     p.post_forward_reshards_during_backward = true;
   } else if (name == "torch-2.11") {
     p.world1_persistent_all_gather_buffer = true;
@@ -17,11 +34,74 @@ Profile Profile::named(const std::string& name) {
     p.prefetch_skips_groups_without_pending_backward = true;
     p.free_unconsumed_all_gather_at_post_backward = true;
   } else {
-    throw std::invalid_argument("profile: unknown name '" + name + "' (expected torch-2.9, torch-2.11 or strict)");
+    throw std::invalid_argument("profile: unknown base '" + name + "' in '" + full + "' (expected " +
+                                joined(Profile::names()) + ", optionally followed by +switch)");
   }
   return p;
 }
 
-std::vector<std::string> Profile::names() { return {"torch-2.9", "torch-2.11", "strict"}; }
+}  // namespace
+
+const std::vector<Profile::Switch>& Profile::switches() {
+  static const std::vector<Switch> registry = {
+      {"post_forward_reshards_during_backward", &Profile::post_forward_reshards_during_backward, false, {5, 1, 0},
+       "pytorch PR #164009 (is_bw guard), torchtitan#1624, pytorch#169349"},
+      {"root_never_reshards_after_forward", &Profile::root_never_reshards_after_forward, false, {3, 2},
+       "pytorch PR #155319, pytorch#154655, pytorch#149029"},
+      {"world1_persistent_all_gather_buffer", &Profile::world1_persistent_all_gather_buffer, false, {},
+       "measured on torch 2.11 (conformance traces)"},
+      {"reentrant_checkpoint_needs_input_grad", &Profile::reentrant_checkpoint_needs_input_grad, false, {14},
+       "torch.utils.checkpoint use_reentrant=True; meta-pytorch/torchforge#592"},
+      {"stale_state_survives_non_last_backward", &Profile::stale_state_survives_non_last_backward, false, {0, 6},
+       "_root_post_backward_final_callback gates finalize_backward on is_last_backward"},
+      {"prefetch_skips_groups_without_pending_backward", &Profile::prefetch_skips_groups_without_pending_backward,
+       false, {}, "strict only"},
+      {"free_unconsumed_all_gather_at_post_backward", &Profile::free_unconsumed_all_gather_at_post_backward, false,
+       {}, "strict only"},
+      {"experts_skip_empty", &Profile::experts_skip_empty, true, {4}, "pytorch#158719, PR #178861"},
+      {"group_reference_cycle", &Profile::group_reference_cycle, true, {10}, "pytorch PR #139650, #173415"},
+  };
+  return registry;
+}
+
+Profile Profile::named(const std::string& name) {
+  // Tokens: the base, then each switch preceded by '+' (turn on) or '~' (set to strict's value).
+  std::vector<std::pair<char, std::string>> tokens;
+  std::size_t begin = 0;
+  char op = 0;
+  while (true) {
+    const std::size_t sep = name.find_first_of("+~", begin);
+    tokens.emplace_back(op, name.substr(begin, sep == std::string::npos ? std::string::npos : sep - begin));
+    if (sep == std::string::npos) break;
+    op = name[sep];
+    begin = sep + 1;
+  }
+  Profile p = base(tokens.front().second, name);
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    const auto& all = switches();
+    auto it = std::find_if(all.begin(), all.end(), [&](const Switch& s) { return tokens[i].second == s.name; });
+    if (it == all.end()) {
+      std::vector<std::string> known;
+      for (const auto& s : all) known.push_back(s.name);
+      throw std::invalid_argument("profile: unknown switch '" + tokens[i].second + "' in '" + name + "' (known: " +
+                                  joined(known) + ")");
+    }
+    p.*(it->flag) = tokens[i].first == '+' ? true : base("strict", "strict").*(it->flag);
+  }
+  return p;
+}
+
+std::vector<std::string> Profile::names() { return {"torch-2.7", "torch-2.9", "torch-2.11", "strict"}; }
+
+std::vector<const Profile::Switch*> Profile::deviations_from_strict() const {
+  static const Profile strict = named("strict");
+  std::vector<const Switch*> out;
+  for (const auto& s : switches())
+    if (this->*(s.flag) != strict.*(s.flag) && s.name != std::string("world1_persistent_all_gather_buffer"))
+      out.push_back(&s);
+  return out;
+}
+
+std::string Profile::without(const Switch& s) const { return name + "~" + s.name; }
 
 }  // namespace shardfuzz::fsdp

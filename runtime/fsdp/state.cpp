@@ -142,6 +142,11 @@ void FSDPState::register_root_post_backward_final_callback() {
 void FSDPState::root_post_backward_final_callback() {
   StateContext& ctx = *ctx_;
   ctx.iter_forward_root = nullptr;
+  // Upstream resets the scheduling state (unconsumed all-gathers, post_forward_order) only after
+  // the last backward; strict resets it after every backward, since the next forward rebuilds it.
+  // Gradients and reduce-scatter keep-alives accumulate across micro-batches either way.
+  const bool finalize_schedule =
+      ctx.is_last_backward || !runtime_.profile().stale_state_survives_non_last_backward;
   for (FSDPState* st : ctx.all_states) {
     if (ParamGroup* g = st->group_.get()) {
       // Catch-all: groups whose post-backward node never ran (inputs without grad, unused).
@@ -149,12 +154,10 @@ void FSDPState::root_post_backward_final_callback() {
       g->set_training_state(TrainingState::Idle);
     }
     st->training_state_ = TrainingState::Idle;
-    if (ctx.is_last_backward && st->group_) st->group_->finalize_backward();
+    if (finalize_schedule && st->group_) st->group_->finalize_backward();
   }
-  if (ctx.is_last_backward) {
-    ctx.post_forward_order.clear();
-    ctx.reduce_scatter_states.clear();
-  }
+  if (finalize_schedule) ctx.post_forward_order.clear();
+  if (ctx.is_last_backward) ctx.reduce_scatter_states.clear();
   ctx.post_backward_final_callback_queued = false;
 }
 

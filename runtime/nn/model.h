@@ -1,6 +1,6 @@
-// The model of the runtime's tests and of the conformance traces: `layers.i` blocks, then an `out`
-// head; the loss is the sum of the output (as the recorded traces use). Built as a plain function
-// of plain data.
+// The model of the runtime's tests, of the conformance traces and of the zoo: an optional token
+// embedding "embed", `layers.i` blocks, an optional final "norm", then an `out` head; the traces'
+// loss is the sum of the output. Built as a plain function of plain data.
 #pragma once
 
 #include "runtime/nn/block.h"
@@ -13,11 +13,6 @@
 
 namespace shardfuzz::nn {
 
-struct BlockConfig {
-  bool moe = true;
-  bool gated = false;
-};
-
 struct ModelConfig {
   int blocks = 4;  // used when `layers` is empty: `blocks` blocks of (moe, gated)
   int64_t dim = 16;
@@ -27,6 +22,9 @@ struct ModelConfig {
   bool gated = false;  // gated MoE (experts' output times router scores)
   uint64_t seed = 0;
   std::vector<BlockConfig> layers;  // per-block kinds; overrides blocks/moe/gated when non-empty
+  int64_t vocab = 0;                // > 0: a token embedding "embed" first (inputs are token ids)
+  bool final_norm = false;          // an RMSNorm "norm" before "out"
+  std::shared_ptr<comm::Communicator> ep;  // expert-parallel group of routed MoE blocks, or null
 };
 
 // Runs its children in order.
@@ -50,6 +48,7 @@ class Model final : public Module {
 
  private:
   ModelConfig config_;
+  std::shared_ptr<Module> embed_, norm_;
   std::shared_ptr<Sequential> layers_;
   std::shared_ptr<Linear> out_;
 };

@@ -1,18 +1,29 @@
 // Module tree bookkeeping and the call path (hooks around a possibly checkpointed forward).
 #include "runtime/nn/module.h"
 
+#include <torch/csrc/autograd/grad_mode.h>
+
 #include <stdexcept>
 
 namespace shardfuzz::nn {
 
 at::Tensor Module::operator()(const at::Tensor& input) {
+  if (without_grad_) {
+    // The whole call, hooks included, as `with torch.no_grad(): module(x)` at the call site.
+    torch::autograd::AutoGradMode off(false);
+    return call(input);
+  }
+  return call(input);
+}
+
+at::Tensor Module::call(const at::Tensor& input) {
   // Keep ourselves and the hooks alive for the whole call, even if a hook swaps them.
   std::shared_ptr<ForwardHooks> hooks = hooks_;
   at::Tensor x = hooks ? hooks->pre_forward(*this, input) : input;
   at::Tensor out = checkpoint_ == ac::CheckpointMode::None
                        ? forward(x)
                        : ac::checkpoint(checkpoint_, [this](const at::Tensor& in) { return forward(in); }, x,
-                                        display_name());
+                                        display_name(), checkpoint_needs_input_grad_);
   return hooks ? hooks->post_forward(*this, out) : out;
 }
 

@@ -63,13 +63,22 @@ class Module {
   std::vector<std::pair<std::string, at::Tensor*>> named_parameters();
   void set_requires_grad(bool requires_grad);  // on the whole subtree (freezing)
 
+  // Every call of this module runs under no_grad (a module used in forward but not in backward).
+  void set_runs_without_grad(bool v) { without_grad_ = v; }
+  bool runs_without_grad() const { return without_grad_; }
+
   ac::CheckpointMode checkpoint_mode() const { return checkpoint_; }
   void set_checkpoint_mode(ac::CheckpointMode mode) { checkpoint_ = mode; }
+  // Reentrant checkpoint as upstream's use_reentrant=True: no backward through the region when its
+  // input needs no grad (true), or as if the input needed grad (false; what HF's
+  // enable_input_require_grads arranges). The profile's reentrant_checkpoint_needs_input_grad.
+  void set_checkpoint_needs_input_grad(bool v) { checkpoint_needs_input_grad_ = v; }
 
   const std::shared_ptr<ForwardHooks>& hooks() const { return hooks_; }
   void set_hooks(std::shared_ptr<ForwardHooks> hooks) { hooks_ = std::move(hooks); }
 
  private:
+  at::Tensor call(const at::Tensor& input);
   void attach(const std::string& name, std::shared_ptr<Module> child);
   void set_path(const std::string& path);
 
@@ -78,6 +87,8 @@ class Module {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   std::vector<Parameter> params_;
   ac::CheckpointMode checkpoint_ = ac::CheckpointMode::None;
+  bool without_grad_ = false;
+  bool checkpoint_needs_input_grad_ = true;
   std::shared_ptr<ForwardHooks> hooks_;
 };
 

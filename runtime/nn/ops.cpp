@@ -7,6 +7,9 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <stdexcept>
+#include <string>
+
 namespace shardfuzz::nn::ops {
 namespace {
 
@@ -31,10 +34,27 @@ at::Tensor t_last2(const at::Tensor& t) { return t.dim() < 2 ? t : t.transpose(-
 // stores outputs the same way).
 SavedTensor save_output(const at::Tensor& out) { return SavedTensor::save(out.detach()); }
 
+// A view as a fresh tensor: same storage, offset, sizes and strides, but its own TensorImpl with
+// no autograd or view metadata, so record_op can attach it (a real view of a graph tensor would
+// carry its base's autograd state). Costs no memory, as upstream's views.
+at::Tensor as_fresh_alias(const at::Tensor& view) {
+  at::Tensor out = at::empty({0}, view.options());
+  out.set_(view.storage(), view.storage_offset(), view.sizes(), view.strides());
+  return out;
+}
+
+std::string sizes_str(at::IntArrayRef sizes) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
 }  // namespace
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  at::Tensor out = no_grad([&] { return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight); });
+  at::Tensor out = autograd::op_output(autograd::OpKind::MatmulLike, [&] {
+    return no_grad([&] { return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight); });
+  });
   SavedTensor sx = wants(weight) ? SavedTensor::save(x) : SavedTensor();
   SavedTensor sw = wants(x) ? SavedTensor::save(weight) : SavedTensor();
   bool gx = wants(x), gw = wants(weight), gb = wants(bias);
@@ -52,7 +72,7 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }
 
 at::Tensor matmul(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = no_grad([&] { return at::matmul(a, b); });
+  at::Tensor out = autograd::op_output(autograd::OpKind::MatmulLike, [&] { return no_grad([&] { return at::matmul(a, b); }); });
   SavedTensor sa = wants(b) ? SavedTensor::save(a) : SavedTensor();
   SavedTensor sb = wants(a) ? SavedTensor::save(b) : SavedTensor();
   bool ga = wants(a), gb = wants(b);
@@ -133,6 +153,92 @@ at::Tensor sum_all(const at::Tensor& x) {
 at::Tensor unsqueeze(const at::Tensor& x, int64_t dim) {
   at::Tensor out = no_grad([&] { return x.unsqueeze(dim).clone(); });
   return record_op("UnsqueezeBackward", {x}, out, [dim](const at::Tensor& g) -> tensor_list { return {g.squeeze(dim)}; });
+}
+
+at::Tensor reshape(const at::Tensor& x, const std::vector<int64_t>& sizes) {
+  int64_t known = 1, inferred = 0;
+  bool valid = true;
+  for (int64_t s : sizes) {
+    if (s == -1) ++inferred;
+    else if (s < 0) valid = false;
+    else known *= s;
+  }
+  valid = valid && inferred <= 1 &&
+          (inferred ? known > 0 && x.numel() % known == 0 : known == x.numel());
+  if (!valid)
+    throw std::invalid_argument("ops::reshape: cannot reshape " + sizes_str(x.sizes()) + " (" +
+                                std::to_string(x.numel()) + " elements) to " + sizes_str(sizes));
+  at::Tensor out = no_grad([&] { return as_fresh_alias(x.detach().reshape(sizes)); });
+  return record_op("ReshapeBackward", {x}, out, [xs = x.sizes().vec()](const at::Tensor& g) -> tensor_list {
+    return {g.reshape(xs)};
+  });
+}
+
+at::Tensor transpose(const at::Tensor& x, int64_t dim0, int64_t dim1) {
+  if (x.dim() == 0 || dim0 < -x.dim() || dim0 >= x.dim() || dim1 < -x.dim() || dim1 >= x.dim())
+    throw std::invalid_argument("ops::transpose: dims (" + std::to_string(dim0) + ", " + std::to_string(dim1) +
+                                ") out of range for " + sizes_str(x.sizes()));
+  at::Tensor out = no_grad([&] { return as_fresh_alias(x.detach().transpose(dim0, dim1)); });
+  return record_op("TransposeBackward", {x}, out, [dim0, dim1](const at::Tensor& g) -> tensor_list {
+    return {g.transpose(dim0, dim1)};
+  });
+}
+
+at::Tensor softmax(const at::Tensor& x, int64_t dim) {
+  at::Tensor out = no_grad([&] { return at::softmax(x, dim); });
+  SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
+  return record_op("SoftmaxBackward", {x}, out, [so, dim](const at::Tensor& g) -> tensor_list {
+    at::Tensor y = so.unpack();
+    return {y * (g - (g * y).sum(dim, /*keepdim=*/true))};
+  });
+}
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  if (x.dim() == 0 || weight.dim() != 1 || weight.size(0) != x.size(-1))
+    throw std::invalid_argument("ops::rms_norm: weight " + sizes_str(weight.sizes()) +
+                                " does not match the last dim of input " + sizes_str(x.sizes()));
+  if (!(eps > 0)) throw std::invalid_argument("ops::rms_norm: eps must be > 0, got " + std::to_string(eps));
+  at::Tensor rstd = no_grad([&] { return at::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps); });
+  at::Tensor out = no_grad([&] { return x * rstd * weight; });
+  const bool gx = wants(x), gw = wants(weight);
+  SavedTensor sx = gx || gw ? SavedTensor::save(x) : SavedTensor();
+  SavedTensor sr = gx || gw ? SavedTensor::save(rstd) : SavedTensor();
+  SavedTensor sw = gx ? SavedTensor::save(weight) : SavedTensor();
+  return record_op("RmsNormBackward", {x, weight}, out, [sx, sr, sw, gx, gw](const at::Tensor& g) -> tensor_list {
+    // Each saved tensor is unpacked once: a checkpoint region hands every slot out exactly once.
+    const at::Tensor rstd_ = sr.unpack();
+    at::Tensor xhat = sx.unpack() * rstd_;
+    at::Tensor dx, dw;
+    if (gx) {
+      at::Tensor gw_ = g * sw.unpack();
+      dx = rstd_ * (gw_ - xhat * (gw_ * xhat).mean(-1, /*keepdim=*/true));
+    }
+    if (gw) dw = (g * xhat).reshape({-1, g.size(-1)}).sum(0);
+    return {dx, dw};
+  });
+}
+
+at::Tensor embedding(const at::Tensor& weight, const at::Tensor& ids) {
+  if (weight.dim() != 2)
+    throw std::invalid_argument("ops::embedding: weight must be [vocab, dim], got " + sizes_str(weight.sizes()));
+  if (ids.scalar_type() != at::kLong)
+    throw std::invalid_argument(std::string("ops::embedding: ids must be int64, got ") + c10::toString(ids.scalar_type()));
+  const int64_t vocab = weight.size(0);
+  if (ids.numel() > 0) {
+    const int64_t lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
+    if (lo < 0 || hi >= vocab)
+      throw std::invalid_argument("ops::embedding: id " + std::to_string(lo < 0 ? lo : hi) + " out of range for vocab " +
+                                  std::to_string(vocab));
+  }
+  std::vector<int64_t> out_sizes = ids.sizes().vec();
+  out_sizes.push_back(weight.size(1));
+  at::Tensor out = no_grad([&] { return as_fresh_alias(weight.index_select(0, ids.reshape({-1})).view(out_sizes)); });
+  SavedTensor si = wants(weight) ? SavedTensor::save(ids) : SavedTensor();
+  return record_op("EmbeddingBackward", {weight}, out,
+                   [si, ws = weight.sizes().vec()](const at::Tensor& g) -> tensor_list {
+                     at::Tensor flat = g.reshape({-1, ws[1]});
+                     return {at::zeros(ws, g.options()).index_add_(0, si.unpack().reshape({-1}), flat)};
+                   });
 }
 
 }  // namespace shardfuzz::nn::ops

@@ -1,4 +1,4 @@
-// Gradient accumulation over the ranks' batches, scaled by 1/world.
+// Gradient accumulation over the ranks' batches and micro-batches, scaled by 1/(world x micro).
 #include "runtime/train/reference.h"
 
 #include "runtime/nn/ops.h"
@@ -7,8 +7,8 @@
 
 namespace shardfuzz::train {
 
-ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const InputFn& input, const LossFn& loss_fn,
-                           const OptimizerConfig& optimizer) {
+ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
+                           const LossFn& loss_fn, const OptimizerConfig& optimizer) {
   std::vector<at::Tensor*> params;
   for (auto& [name, p] : model.named_parameters()) params.push_back(p);
   ReferenceOptimizer opt(params, optimizer);
@@ -16,15 +16,32 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const I
   for (int s = 0; s < steps; ++s) {
     std::vector<double> losses;
     for (int r = 0; r < world_size; ++r) {
-      at::Tensor loss = loss_fn(model(input(r, s)));
-      losses.push_back(loss.item<double>());
-      torch::autograd::backward({nn::ops::scale(loss, 1.0 / world_size)});
+      double total = 0;
+      for (int m = 0; m < plan.micro_batches; ++m) {
+        at::Tensor loss;
+        for (int f = 0; f < plan.forwards_per_backward; ++f) {
+          at::Tensor l = loss_fn(model(input(r, s, m, f)));
+          loss = loss.defined() ? nn::ops::add(loss, l) : l;
+        }
+        total += loss.item<double>();
+        // A loss without grad (everything frozen or under no_grad) has nothing to accumulate.
+        if (loss.requires_grad())
+          torch::autograd::backward({nn::ops::scale(loss, 1.0 / (world_size * plan.micro_batches))});
+      }
+      losses.push_back(total / plan.micro_batches);
     }
     opt.step();
     opt.zero_grad();
     run.losses.push_back(std::move(losses));
   }
   return run;
+}
+
+ReferenceRun run_reference(nn::Module& model, int world_size, int steps,
+                           const std::function<at::Tensor(int rank, int step)>& input, const LossFn& loss_fn,
+                           const OptimizerConfig& optimizer) {
+  return run_reference(
+      model, world_size, steps, StepPlan{}, [&](int r, int s, int, int) { return input(r, s); }, loss_fn, optimizer);
 }
 
 }  // namespace shardfuzz::train

@@ -1,6 +1,7 @@
-// The unsharded single-rank reference: the same model from the same seed, fed every rank's batch
-// in turn with the loss averaged over ranks (what reduce-scatter AVG computes), then the same
-// optimizer update on full tensors. Parity compares a sharded run against it.
+// The unsharded single-rank reference: the same model from the same seed, fed every rank's batches
+// in turn with the loss averaged over ranks (what reduce-scatter AVG computes) and over
+// micro-batches (gradient accumulation), then the same optimizer update on full tensors. Parity
+// compares a sharded run against it.
 #pragma once
 
 #include "runtime/nn/module.h"
@@ -13,13 +14,18 @@
 
 namespace shardfuzz::train {
 
-using InputFn = std::function<at::Tensor(int rank, int step)>;
+// The batch rank `rank` sees at `step`, micro-batch `micro`, forward `forward` (as BatchFn).
+using InputFn = std::function<at::Tensor(int rank, int step, int micro, int forward)>;
 
 struct ReferenceRun {
   std::vector<std::vector<double>> losses;  // [step][rank]
 };
 
-ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const InputFn& input, const LossFn& loss_fn,
+ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
+                           const LossFn& loss_fn, const OptimizerConfig& optimizer);
+// One batch per rank and step.
+ReferenceRun run_reference(nn::Module& model, int world_size, int steps,
+                           const std::function<at::Tensor(int rank, int step)>& input, const LossFn& loss_fn,
                            const OptimizerConfig& optimizer);
 
 }  // namespace shardfuzz::train

@@ -90,15 +90,37 @@ TEST(GenRepair, PrefetchEntriesNamingUnwrappedModulesGo) {
   EXPECT_NO_THROW(r.validate());
 }
 
-TEST(GenRepair, MlpBlocksLoseGatedAndLoraGoes) {
+TEST(GenRepair, MlpBlocksLoseGatedAndLoraKeepsTheBlocksLinearsOnce) {
   Scenario sc = two_moe_blocks(1);
   sc.blocks[0].kind = BlockSpec::Kind::Mlp;
   sc.blocks[0].gated = true;
-  sc.blocks[1].lora = {"attn"};
+  sc.blocks[0].lora = {"mlp.fc1", "moe.router", "attn.q"};  // an MLP block with a Linear attn
+  sc.blocks[1].lora = {"attn", "moe.router", "attn"};
   const Scenario r = repair(sc);
   EXPECT_FALSE(r.blocks[0].gated);
   EXPECT_TRUE(r.blocks[1].gated);
-  EXPECT_TRUE(r.blocks[1].lora.empty());
+  EXPECT_EQ(r.blocks[0].lora, (std::vector<std::string>{"mlp.fc1"}));
+  EXPECT_EQ(r.blocks[1].lora, (std::vector<std::string>{"attn", "moe.router"}));
+  EXPECT_NO_THROW(r.validate());
+}
+
+TEST(GenRepair, ExpertParallelNeedsADivisorAndPutsRoutedExpertsOnTheExpertsMesh) {
+  Scenario sc = two_moe_blocks(4);
+  sc.blocks[0].kind = BlockSpec::Kind::RoutedMoe;
+  sc.dims.experts = 4;
+  sc.dims.top_k = 9;
+  sc.expert_parallel = true;
+  sc.expert_shard_size = 2;  // ep = 2 divides 4 experts
+  sc.fully_shard["layers.1.moe.experts"].mesh = "experts";  // a dense MoE's experts: not EP-local
+  Scenario r = repair(sc);
+  EXPECT_TRUE(r.expert_parallel);
+  EXPECT_EQ(r.dims.top_k, 4);
+  EXPECT_EQ(r.fully_shard.at("layers.0.moe.experts").mesh, "experts");
+  EXPECT_EQ(r.fully_shard.at("layers.1.moe.experts").mesh, "dp");
+  EXPECT_NO_THROW(r.validate());
+  sc.dims.experts = 3;  // ep = 2 does not divide 3 experts
+  r = repair(sc);
+  EXPECT_FALSE(r.expert_parallel);
   EXPECT_NO_THROW(r.validate());
 }
 

@@ -181,10 +181,12 @@ TEST(ScenarioJson, WrongTypesNameThePathAndTheExpectedType) {
   expect_rejected(minimal(R"("optimizer": {"kind": "adam"})"), "optimizer.kind: \"adam\" is not an optimizer (sgd, adamw)");
   expect_rejected(minimal(R"("blocks": {})"), "blocks: expected an array of blocks, got an object");
   expect_rejected(minimal(R"("blocks": [{}, 3])"), "blocks[1]: expected an object, got the number 3");
-  expect_rejected(minimal(R"("blocks": [{"kind": "dense"}])"), "blocks[0].kind: \"dense\" is not a block kind (moe, mlp)");
+  expect_rejected(minimal(R"("blocks": [{"kind": "dense"}])"), "blocks[0].kind: \"dense\" is not a block kind (moe, routed_moe, mlp)");
   expect_rejected(minimal(R"("blocks": [{"ac": "full"}])"), "blocks[0].ac: \"full\" is not a checkpoint mode");
   expect_rejected(minimal(R"("blocks": [{"lora": ["attn", 3]}])"), "blocks[0].lora[1]: expected a string, got the number 3");
-  expect_rejected(minimal(R"("blocks": [{"lora": ["attn"]}])"), "blocks[0].lora: LoRA adapters are not supported yet");
+  expect_rejected(minimal(R"("blocks": [{"lora": ["attn.q"]}])"), "blocks[0].lora[0]: \"attn.q\" is no linear of this block");
+  expect_rejected(minimal(R"("blocks": [{"ac": "sometimes"}])"), "blocks[0].ac: \"sometimes\" is not a checkpoint mode");
+  expect_rejected(minimal(R"("micro_batches": "2")"), "micro_batches: expected an integer, got the string \"2\"");
   expect_rejected(R"({"schema": 1, "fully_shard": []})", "fully_shard: expected an object");
   expect_rejected(R"({"schema": 1, "fully_shard": {"": 1}})", "fully_shard[\"\"]: expected an object, got the number 1");
   expect_rejected(R"({"schema": 1, "fully_shard": {"": {"reshard_after_forward": "yes"}}})",

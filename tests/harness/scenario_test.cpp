@@ -154,7 +154,13 @@ TEST(ScenarioValidate, WorldAndExpertShardSize) {
 }
 
 TEST(ScenarioValidate, ProfileStepsDtypeLoss) {
-  expect_rejected([](Scenario& s) { s.profile = "torch-3.0"; }, "profile: \"torch-3.0\" is not a known profile");
+  expect_rejected([](Scenario& s) { s.profile = "torch-3.0"; }, "profile: profile: unknown base 'torch-3.0'");
+  expect_rejected([](Scenario& s) { s.profile = "strict+nonsense"; }, "profile: profile: unknown switch 'nonsense'");
+  expect_accepted([](Scenario& s) { s.profile = "strict+experts_skip_empty"; });
+  expect_accepted([](Scenario& s) { s.profile = "torch-2.9~post_forward_reshards_during_backward"; });
+  expect_accepted([](Scenario& s) { s.profile = "torch-2.7"; });
+  expect_rejected([](Scenario& s) { s.micro_batches = 0; }, "micro_batches: 0 outside [1, 64]");
+  expect_rejected([](Scenario& s) { s.forwards_per_backward = 17; }, "forwards_per_backward: 17 outside [1, 16]");
   expect_accepted([](Scenario& s) { s.profile = "strict"; });
   expect_accepted([](Scenario& s) { s.profile = "torch-2.9"; });
   expect_rejected([](Scenario& s) { s.steps = 0; }, "steps: 0 outside [1, 1000]");
@@ -229,7 +235,12 @@ TEST(ScenarioValidate, Blocks) {
         s.dims = {1, 1, 1, 1};
       },
       "blocks: 129 blocks, over the limit of 128");
-  expect_rejected([](Scenario& s) { s.blocks[1].lora = {"attn"}; }, "blocks[1].lora: LoRA adapters are not supported yet");
+  expect_accepted([](Scenario& s) { s.blocks[1].lora = {"attn"}; });
+  expect_rejected([](Scenario& s) { s.blocks[1].lora = {"mlp.fc1"}; }, "blocks[1].lora[0]: \"mlp.fc1\" is no linear of this block");
+  expect_rejected([](Scenario& s) { s.blocks[1].lora = {"attn", "attn"}; }, "blocks[1].lora[1]: \"attn\" is listed twice");
+  expect_rejected([](Scenario& s) { s.blocks[1].attention = true; s.dims.heads = 3; }, "dims.heads: 3 does not divide dims.dim");
+  expect_rejected([](Scenario& s) { s.blocks[1].kind = BlockSpec::Kind::RoutedMoe; s.dims.top_k = 5; }, "dims.top_k: 5 outside [1, dims.experts");
+  expect_rejected([](Scenario& s) { s.expert_parallel = true; s.expert_shard_size = 0; }, "expert_parallel: needs expert_shard_size > 0");
   expect_rejected([](Scenario& s) { s.blocks[0].ac = static_cast<ac::CheckpointMode>(9); }, "blocks[0].ac: ");
   expect_rejected([](Scenario& s) { s.blocks[1].kind = static_cast<BlockSpec::Kind>(9); }, "blocks[1].kind: ");
   // gated means nothing to a dense block: either value is fine.

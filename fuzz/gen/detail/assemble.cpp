@@ -60,17 +60,21 @@ void lay_out_torchtitan(harness::Scenario& sc) {
 
 }  // namespace
 
-bool sub_exists(std::size_t sub, harness::BlockSpec::Kind kind, bool gated) {
+bool sub_exists(std::size_t sub, const harness::BlockSpec& b) {
   using Kind = harness::BlockSpec::Kind;
   switch (sub) {
     case kBlock:
     case kAttn: return true;
     case kMoe:
-    case kExperts: return kind == Kind::Moe;
-    case kRouter: return kind == Kind::Moe && gated;
+    case kExperts: return b.has_moe();
+    case kRouter: return b.has_router();
     case kMlp:
     case kFc1:
-    case kFc2: return kind == Kind::Mlp;
+    case kFc2: return b.kind == Kind::Mlp;
+    case kAttnQ:
+    case kAttnK:
+    case kAttnV:
+    case kAttnO: return b.attention;
     default: return false;
   }
 }
@@ -84,6 +88,13 @@ harness::Scenario assemble(const ScenarioDraw& d) {
   sc.steps = d.steps;
   sc.dims = d.dims;
   sc.optimizer.kind = d.optimizer;
+  sc.input_requires_grad = d.input_requires_grad;
+  sc.embed = d.embed;
+  sc.final_norm = d.final_norm;
+  sc.expert_parallel = d.expert_parallel;
+  sc.micro_batches = d.micro_batches;
+  sc.forwards_per_backward = d.forwards_per_backward;
+  sc.eval_forward = d.eval_forward;
   if (d.optimizer == train::OptimizerConfig::Kind::AdamW) {
     // AdamW's update g / (|g| + eps) is ill-conditioned where |g| ~ eps: reduction-order rounding
     // of a near-zero gradient flips an lr-sized step. A larger eps keeps parity meaningful.
@@ -99,9 +110,14 @@ harness::Scenario assemble(const ScenarioDraw& d) {
     spec.gated = b.kind == harness::BlockSpec::Kind::Moe && b.gated;
     spec.ac = b.ac;
     spec.frozen = b.frozen;
+    spec.attention = b.attention;
+    spec.norm = b.norm;
+    spec.no_grad = b.no_grad;
+    for (std::size_t c = 0; c < kLoraCandidates.size() && c < b.lora.size(); ++c)
+      if (b.lora[c]) spec.lora.push_back(kLoraCandidates[c]);
     sc.blocks.push_back(spec);
     for (std::size_t sub = 0; sub < kNumSubs; ++sub) {
-      if (!b.wrap[sub] || !sub_exists(sub, spec.kind, spec.gated)) continue;
+      if (!b.wrap[sub] || !sub_exists(sub, spec)) continue;
       harness::ShardSpec options = b.options[sub];
       options.forward_prefetch.reset();
       options.backward_prefetch.reset();

@@ -7,7 +7,7 @@
 namespace shardfuzz::fuzz::gen::detail {
 
 // Whether module `sub` exists in a block of this kind (the router only in gated MoE blocks).
-bool sub_exists(std::size_t sub, harness::BlockSpec::Kind kind, bool gated);
+bool sub_exists(std::size_t sub, const harness::BlockSpec& block);
 
 // The scenario the draws describe, repaired (see repair.h).
 harness::Scenario assemble(const ScenarioDraw& draw);

@@ -18,10 +18,17 @@
 namespace shardfuzz::fuzz::gen::detail {
 
 // The wrappable modules of one block, relative to "layers.i". Which exist depends on the block
-// (MoE: attn, moe, moe.experts, moe.router if gated; MLP: attn, mlp, mlp.fc1, mlp.fc2).
-enum Sub : std::size_t { kBlock, kAttn, kMoe, kExperts, kRouter, kMlp, kFc1, kFc2, kNumSubs };
+// (MoE: attn, moe, moe.experts, moe.router if gated or routed; MLP: attn, mlp, mlp.fc1, mlp.fc2;
+// attn.q/k/v/o with attention).
+enum Sub : std::size_t {
+  kBlock, kAttn, kMoe, kExperts, kRouter, kMlp, kFc1, kFc2, kAttnQ, kAttnK, kAttnV, kAttnO, kNumSubs
+};
 inline constexpr std::array<const char*, kNumSubs> kSubPaths = {
-    "", "attn", "moe", "moe.experts", "moe.router", "mlp", "mlp.fc1", "mlp.fc2"};
+    "", "attn", "moe", "moe.experts", "moe.router", "mlp", "mlp.fc1", "mlp.fc2", "attn.q", "attn.k", "attn.v", "attn.o"};
+
+// Linears that can carry LoRA adapters (a draw per candidate; those the block lacks are dropped).
+inline constexpr std::array<const char*, 8> kLoraCandidates = {"attn",       "attn.q",  "attn.k",  "attn.v",
+                                                               "attn.o",     "moe.router", "mlp.fc1", "mlp.fc2"};
 
 // A prefetch target, relative to the placement whose list names it.
 struct TargetDraw {
@@ -41,6 +48,10 @@ struct BlockDraw {
   harness::BlockSpec::Kind kind = harness::BlockSpec::Kind::Mlp;
   bool gated = false;
   bool frozen = false;
+  bool attention = false;
+  bool norm = false;
+  bool no_grad = false;
+  std::vector<bool> lora;  // per kLoraCandidates
   std::vector<OptionsDraw> options;  // per Sub
   std::vector<PrefetchDraw> forward, backward;  // per Sub (used under PrefetchStyle::Random)
 };
@@ -58,6 +69,13 @@ struct ScenarioDraw {
   OptionsDraw root_options, out_options;
   PrefetchDraw out_forward, out_backward;
   train::OptimizerConfig::Kind optimizer = train::OptimizerConfig::Kind::Sgd;
+  bool input_requires_grad = true;
+  bool embed = false;
+  bool final_norm = false;
+  bool expert_parallel = false;
+  int micro_batches = 1;
+  int forwards_per_backward = 1;
+  bool eval_forward = false;
   std::string profile;
   uint64_t seed = 0;
 };
@@ -65,10 +83,14 @@ struct ScenarioDraw {
 // Generation weights: the plain mix, and the mix biased toward the shape that breaks upstream
 // (a gated MoE block with nested experts under AC, with a wrapped head).
 struct BlockWeights {
-  std::size_t mlp = 1, moe = 4;
+  std::size_t mlp = 1, moe = 4, routed_moe = 2;
   std::size_t ungated = 1, gated = 3;
-  std::size_t ac_none = 2, ac_non_reentrant = 2, ac_reentrant = 1;
+  std::size_t ac_none = 2, ac_non_reentrant = 2, ac_reentrant = 1, ac_selective_ops = 1;
   std::size_t thawed = 9, frozen = 1;
+  std::size_t linear_attn = 3, attention = 1;
+  std::size_t no_norm = 3, norm = 1;
+  std::size_t with_grad = 12, no_grad = 1;
+  std::size_t no_lora = 6, lora = 1;  // per candidate linear
   // per Sub: weight of (unwrapped, wrapped)
   std::array<std::pair<std::size_t, std::size_t>, kNumSubs> wrap = {{
       {1, 5},  // block
@@ -79,12 +101,21 @@ struct BlockWeights {
       {4, 1},  // mlp
       {4, 1},  // mlp.fc1
       {4, 1},  // mlp.fc2
+      {6, 1},  // attn.q
+      {6, 1},  // attn.k
+      {6, 1},  // attn.v
+      {6, 1},  // attn.o
   }};
 };
 
 struct ScenarioWeights {
   BlockWeights block;
   std::size_t out_unwrapped = 1, out_wrapped = 4;
+  std::size_t input_grad = 3, input_no_grad = 1;
+  std::size_t no_embed = 3, embed = 1;
+  std::size_t no_final_norm = 3, final_norm = 1;
+  std::size_t no_ep = 1, ep = 1;
+  std::size_t no_eval = 4, eval = 1;
 };
 
 ScenarioWeights plain_weights();

@@ -1,0 +1,33 @@
+// Blame: which semantics switch a finding is due to, and so which bug-zoo row it rediscovers. A
+// failing scenario is re-run with each switch in which its profile deviates from `strict` set as
+// strict has it, one at a time; a switch whose flip alone makes every property pass is to blame.
+// The row then follows from the switch and the shape of the minimal case (e.g. the recompute
+// leak is row 1 under reentrant AC and row 5 otherwise).
+#pragma once
+
+#include "harness/run_record.h"
+#include "harness/scenario.h"
+
+#include <string>
+#include <vector>
+
+namespace shardfuzz::harness::zoo {
+
+struct Blame {
+  std::string switch_name;  // e.g. "post_forward_reshards_during_backward"
+  std::string row;          // "1".."15" (bug-zoo.md) or "S1".."S5" (the source-reading rows)
+  bool injected = false;    // an injected defect rather than a released version's behaviour
+  std::string upstream;     // the upstream reference the switch cites
+};
+
+// The switches to blame for `scenario` failing under its own profile (empty: none alone explains
+// it, or it does not fail). Runs the scenario once per deviation from strict.
+std::vector<Blame> blame(const Scenario& scenario);
+
+// The row a blamed switch means for this scenario and its failing run.
+std::string row_of(const std::string& switch_name, const Scenario& scenario, const RunRecord& failing_run);
+
+// "row 5 (post_forward_reshards_during_backward)", or "unattributed".
+std::string describe(const std::vector<Blame>& blames);
+
+}  // namespace shardfuzz::harness::zoo
