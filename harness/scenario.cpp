@@ -97,6 +97,10 @@ void validate_block(const Scenario& sc, const BlockSpec& b, std::size_t i) {
       reject(where, quoted(b.lora[k]) + " is no linear of this block (" + list + ")");
     }
     if (!seen.insert(b.lora[k]).second) reject(where, quoted(b.lora[k]) + " is listed twice");
+    const int64_t widest = BlockSpec::linear_min_features(b.lora[k], sc.dims);
+    if (sc.dims.lora_rank > widest)
+      reject("dims.lora_rank", std::to_string(sc.dims.lora_rank) + " exceeds min(in, out) = " + std::to_string(widest) +
+                                   " of " + where + " " + quoted(b.lora[k]));
   }
   if (b.kind == BlockSpec::Kind::RoutedMoe && (sc.dims.top_k < 1 || sc.dims.top_k > sc.dims.experts))
     reject("dims.top_k", std::to_string(sc.dims.top_k) + " outside [1, dims.experts = " +
@@ -167,6 +171,12 @@ std::vector<std::string> BlockSpec::linear_paths() const {
   if (has_router()) out.push_back("moe.router");
   if (kind == Kind::Mlp) out.insert(out.end(), {"mlp.fc1", "mlp.fc2"});
   return out;
+}
+
+int64_t BlockSpec::linear_min_features(const std::string& path, const Dims& dims) {
+  if (path == "moe.router") return std::min(dims.dim, dims.experts);
+  if (path == "mlp.fc1" || path == "mlp.fc2") return std::min(dims.dim, dims.hidden);
+  return dims.dim;  // attn, attn.q/k/v/o: dim -> dim
 }
 
 std::vector<std::string> Scenario::module_paths() const {

@@ -47,6 +47,9 @@ struct BlockSpec {
   bool has_router() const { return kind == Kind::RoutedMoe || (kind == Kind::Moe && gated); }
   // The block's linears that can carry LoRA adapters, relative to the block.
   std::vector<std::string> linear_paths() const;
+  // The smaller of in/out features of the linear at `path` (one of linear_paths()): the largest
+  // LoRA rank it takes.
+  static int64_t linear_min_features(const std::string& path, const struct Dims& dims);
 };
 
 struct ShardSpec {

@@ -45,6 +45,8 @@ harness::Scenario repair(harness::Scenario sc) {
     for (auto& l : b.lora)
       if (std::count(linears.begin(), linears.end(), l) && !std::count(lora.begin(), lora.end(), l)) lora.push_back(l);
     b.lora = std::move(lora);
+    for (const auto& l : b.lora)
+      sc.dims.lora_rank = std::max<int64_t>(1, std::min(sc.dims.lora_rank, harness::BlockSpec::linear_min_features(l, sc.dims)));
     attention = attention || b.attention;
     routed = routed || b.kind == harness::BlockSpec::Kind::RoutedMoe;
   }

@@ -53,6 +53,7 @@ std::string row_of(const std::string& name, const Scenario& sc, const RunRecord&
   if (name == "experts_skip_empty") return "4";
   if (name == "group_reference_cycle") return "10";
   if (name == "stale_state_survives_non_last_backward") return "S4";
+  if (name == "recompute_of_finished_group_takes_forward_path") return "S6";
   if (name == "prefetch_skips_groups_without_pending_backward" ||
       name == "free_unconsumed_all_gather_at_post_backward") {
     switch (first_stray_prefetch(run)) {

@@ -33,6 +33,7 @@ Profile base(const std::string& name, const std::string& full) {
     p.world1_persistent_all_gather_buffer = true;
     p.prefetch_skips_groups_without_pending_backward = true;
     p.free_unconsumed_all_gather_at_post_backward = true;
+    p.recompute_of_finished_group_takes_forward_path = true;
   } else {
     throw std::invalid_argument("profile: unknown base '" + name + "' in '" + full + "' (expected " +
                                 joined(Profile::names()) + ", optionally followed by +switch)");
@@ -58,6 +59,8 @@ const std::vector<Profile::Switch>& Profile::switches() {
        false, {}, "strict only"},
       {"free_unconsumed_all_gather_at_post_backward", &Profile::free_unconsumed_all_gather_at_post_backward, false,
        {}, "strict only"},
+      {"recompute_of_finished_group_takes_forward_path", &Profile::recompute_of_finished_group_takes_forward_path,
+       false, {}, "strict only (FSDPState._pre_forward returns early in PRE_BACKWARD)"},
       {"experts_skip_empty", &Profile::experts_skip_empty, true, {4}, "pytorch#158719, PR #178861"},
       {"group_reference_cycle", &Profile::group_reference_cycle, true, {10}, "pytorch PR #139650, #173415"},
   };

@@ -62,6 +62,13 @@ struct Profile {
   // finished backward or will not run backward, instead of waiting for finalize_backward.
   bool free_unconsumed_all_gather_at_post_backward = false;
 
+  // strict: when an AC recompute reaches a module whose group already finished this backward (the
+  // module runs in several forwards of one backward), the module takes the full forward path, so
+  // its hooks register again and the backward of that use reshards it. Upstream's _pre_forward
+  // returns early in PRE_BACKWARD: under reentrant AC the re-gathered params then stay unsharded
+  // through the rest of backward (the catch-all skips a group already in POST_BACKWARD).
+  bool recompute_of_finished_group_takes_forward_path = false;
+
   // --- injected defects (no upstream version has them in this form) ----------------------------
 
   // The MoE experts loop skips experts that received no token (HuggingFace Mixtral's

@@ -77,7 +77,13 @@ void FSDPState::root_pre_forward() {
 }
 
 at::Tensor FSDPState::pre_forward(nn::Module&, const at::Tensor& input) {
-  if (training_state_ == TrainingState::PreBackward) {
+  // strict: a recompute that reaches a group which already finished this backward is a second use
+  // of the module (several forwards per backward); it takes the forward path so that its hooks
+  // register again and its second backward reshards it. Upstream takes the unshard-only path and
+  // the params stay unsharded until the next forward.
+  const bool second_use = group_ && group_->training_state() == TrainingState::PostBackward &&
+                          runtime_.profile().recompute_of_finished_group_takes_forward_path;
+  if (training_state_ == TrainingState::PreBackward && !second_use) {
     // Recompute after this module's pre-backward hook fired: unshard only, no forward path.
     if (group_ && !group_->is_unsharded()) {
       group_->unshard();
