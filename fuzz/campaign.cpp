@@ -100,6 +100,14 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     ++result.cases_run;
     report(false);
     if (!failure) continue;
+    if (!options.until_row.empty()) {
+      // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for
+      // the row; the minimal case is blamed again below, since shrinking can move it to another.
+      const auto blames = harness::zoo::blame(drawn.value());
+      const bool candidate = std::any_of(blames.begin(), blames.end(),
+                                         [&](const harness::zoo::Blame& b) { return b.row == options.until_row; });
+      if (!candidate) continue;
+    }
     const double found_at = seconds_since(t0);
     if (tty) out << "\n";
     out << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails " << *failure << ": " << message
@@ -120,15 +128,16 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     const auto blames = harness::zoo::blame(f.minimal);
     f.blamed = harness::zoo::describe(blames);
     f.zoo = blames.empty() ? "unattributed" : blames.front().row;
-    if (!options.until_row.empty() && f.zoo != options.until_row) {
-      out << "fuzz: minimal case blamed on " << f.blamed << ", not row " << options.until_row << "; going on\n";
-      continue;
-    }
     f.seconds_to_find = found_at;
     f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
                               options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed)
                                                       : options.command,
                               f.zoo);
+    if (!options.until_row.empty() && f.zoo != options.until_row) {
+      out << "fuzz: minimal case blamed on " << f.blamed << ", not row " << options.until_row << " (wrote " << f.path
+          << "); going on\n";
+      continue;
+    }
     f.seconds_to_shrink = seconds_since(t0);
     out << "fuzz: minimal case: " << describe(f.minimal) << "\nfuzz: bug zoo: " << f.blamed << "\nfuzz: " << f.property
         << ": " << f.message

@@ -254,7 +254,8 @@ std::vector<Scenario> raw_edits(const Scenario& sc, const StructuralShrinkOption
       out.push_back(s);
     }
   using Flag = bool harness::BlockSpec::*;
-  for (Flag flag : {&harness::BlockSpec::attention, &harness::BlockSpec::norm, &harness::BlockSpec::no_grad})
+  for (Flag flag : {&harness::BlockSpec::ac_wraps_hooks, &harness::BlockSpec::attention, &harness::BlockSpec::norm,
+                    &harness::BlockSpec::no_grad})
     for (std::size_t i = 0; i < n; ++i)
       if (sc.blocks[i].*flag) {
         Scenario s = sc;

@@ -69,6 +69,7 @@ std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& o
     if (!options.reference) {
       block.set_checkpoint_mode(spec.ac);
       block.set_checkpoint_needs_input_grad(profile.reentrant_checkpoint_needs_input_grad);
+      block.set_checkpoint_wraps_hooks(spec.ac_wraps_hooks);
     }
     block.set_runs_without_grad(spec.no_grad);
     if (spec.frozen) block.set_requires_grad(false);

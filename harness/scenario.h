@@ -32,6 +32,9 @@ struct BlockSpec {
   Kind kind = Kind::Moe;
   bool gated = true;  // moe only: experts' output times router scores
   ac::CheckpointMode ac = ac::CheckpointMode::None;
+  // The checkpoint region wraps the block's fully_shard hooks (HF gradient checkpointing of an
+  // FSDP-wrapped layer) instead of sitting inside them (torchtitan's checkpoint_wrapper order).
+  bool ac_wraps_hooks = false;
   bool frozen = false;   // every parameter of the block requires_grad = false
   bool attention = false;  // "attn" is multi-head attention (q/k/v/o) instead of one Linear
   bool norm = false;       // RMSNorm before attn and before the feed-forward ("norm1", "norm2")

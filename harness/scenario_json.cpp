@@ -103,6 +103,7 @@ Json build(const Scenario& s) {
     block["kind"] = block_kind_name(b.kind);
     block["gated"] = b.gated;
     block["ac"] = ac::to_string(b.ac);
+    block["ac_wraps_hooks"] = b.ac_wraps_hooks;
     block["frozen"] = b.frozen;
     block["attention"] = b.attention;
     block["norm"] = b.norm;
@@ -267,7 +268,7 @@ fsdp::ReshardAfterForward read_reshard(const json& v, const std::string& path) {
 }
 
 BlockSpec read_block(const json& v, const std::string& path) {
-  const Fields f(v, path, {"kind", "gated", "ac", "frozen", "attention", "norm", "no_grad", "lora"});
+  const Fields f(v, path, {"kind", "gated", "ac", "ac_wraps_hooks", "frozen", "attention", "norm", "no_grad", "lora"});
   BlockSpec b;
   if (const json* k = f.get("kind")) {
     const std::string& name = read_string(*k, f.path("kind"));
@@ -289,6 +290,7 @@ BlockSpec read_block(const json& v, const std::string& path) {
       reject(f.path("ac"), quoted(name) + " is not a checkpoint mode (none, non_reentrant, reentrant, selective_ops)");
     }
   }
+  optional_field(f, "ac_wraps_hooks", b.ac_wraps_hooks, read_bool);
   optional_field(f, "frozen", b.frozen, read_bool);
   optional_field(f, "attention", b.attention, read_bool);
   optional_field(f, "norm", b.norm, read_bool);

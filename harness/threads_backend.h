@@ -10,7 +10,9 @@
 namespace shardfuzz::harness {
 
 struct RunOptions {
-  std::chrono::milliseconds deadline{30000};  // per collective
+  // Per collective. CPU ranks exchange tiny tensors in microseconds, so a rank waiting this long is
+  // stuck (a hang: ranks in different collectives); short enough that shrinking a hang stays fast.
+  std::chrono::milliseconds deadline{3000};
   bool optimizer_step = true;                 // false: forward/backward only (the recorded traces)
 };
 

@@ -29,6 +29,7 @@ rc::Gen<BlockDraw> block(const detail::BlockWeights& w) {
                                                           {w.ac_non_reentrant, Mode::NonReentrant},
                                                           {w.ac_reentrant, Mode::Reentrant},
                                                           {w.ac_selective_ops, Mode::SelectiveOps}})),
+      rc::gen::set(&BlockDraw::ac_wraps_hooks, flag(w.ac_inside_hooks, w.ac_wraps_hooks)),
       rc::gen::set(&BlockDraw::kind,
                    weighted_choice<Kind>({{w.mlp, Kind::Mlp}, {w.moe, Kind::Moe}, {w.routed_moe, Kind::RoutedMoe}})),
       rc::gen::set(&BlockDraw::gated, flag(w.ungated, w.gated)),

@@ -40,6 +40,7 @@ harness::Scenario repair(harness::Scenario sc) {
   bool attention = false, routed = false;
   for (auto& b : sc.blocks) {
     if (b.kind != harness::BlockSpec::Kind::Moe) b.gated = false;
+    if (b.ac == ac::CheckpointMode::None) b.ac_wraps_hooks = false;
     const std::vector<std::string> linears = b.linear_paths();
     std::vector<std::string> lora;
     for (auto& l : b.lora)

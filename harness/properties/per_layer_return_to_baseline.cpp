@@ -48,7 +48,10 @@ Verdict check_per_layer_return_to_baseline(const Scenario& sc, const RunRecord& 
       const memory::TimelineEvent* prev_block = nullptr;
       for (std::size_t k = 0; k < events.size(); ++k) {
         const auto& e = events[k];
-        if (e.category != "fsdp") continue;
+        if (e.category != "fsdp") {
+          prev_block = nullptr;  // a new phase (micro-batch forward or backward): compare within one backward only
+          continue;
+        }
         if (e.event == "post_backward") {
           const auto again = backward_again(events, k);
           std::vector<std::string> stale;

@@ -19,11 +19,18 @@ at::Tensor Module::operator()(const at::Tensor& input) {
 at::Tensor Module::call(const at::Tensor& input) {
   // Keep ourselves and the hooks alive for the whole call, even if a hook swaps them.
   std::shared_ptr<ForwardHooks> hooks = hooks_;
+  auto hooked = [this, hooks](const at::Tensor& in) {
+    at::Tensor x = hooks ? hooks->pre_forward(*this, in) : in;
+    at::Tensor out = forward(x);
+    return hooks ? hooks->post_forward(*this, out) : out;
+  };
+  if (checkpoint_ == ac::CheckpointMode::None) return hooked(input);
+  if (checkpoint_wraps_hooks_)  // HF gradient checkpointing: the hooked call is the region
+    return ac::checkpoint(checkpoint_, hooked, input, display_name(), checkpoint_needs_input_grad_);
+  // torchtitan: checkpoint_wrapper inside, fully_shard's hooks outside the region.
   at::Tensor x = hooks ? hooks->pre_forward(*this, input) : input;
-  at::Tensor out = checkpoint_ == ac::CheckpointMode::None
-                       ? forward(x)
-                       : ac::checkpoint(checkpoint_, [this](const at::Tensor& in) { return forward(in); }, x,
-                                        display_name(), checkpoint_needs_input_grad_);
+  at::Tensor out = ac::checkpoint(checkpoint_, [this](const at::Tensor& in) { return forward(in); }, x,
+                                  display_name(), checkpoint_needs_input_grad_);
   return hooks ? hooks->post_forward(*this, out) : out;
 }
 

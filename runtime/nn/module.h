@@ -17,7 +17,8 @@ namespace shardfuzz::nn {
 class Module;
 
 // What fully_shard installs on a module. The hooks sit outside the checkpoint region, as with
-// torchtitan's order (checkpoint_wrapper first, then fully_shard).
+// torchtitan's order (checkpoint_wrapper first, then fully_shard), or inside it (HF's gradient
+// checkpointing of an FSDP-wrapped layer; Module::set_checkpoint_wraps_hooks).
 class ForwardHooks {
  public:
   virtual ~ForwardHooks() = default;
@@ -73,6 +74,10 @@ class Module {
   // input needs no grad (true), or as if the input needed grad (false; what HF's
   // enable_input_require_grads arranges). The profile's reentrant_checkpoint_needs_input_grad.
   void set_checkpoint_needs_input_grad(bool v) { checkpoint_needs_input_grad_ = v; }
+  // Where the checkpoint region sits relative to the hooks: false (default) as torchtitan applies
+  // checkpoint_wrapper before fully_shard, so the hooks run outside the region; true as HF's
+  // gradient checkpointing calls checkpoint(layer.__call__), so the region re-runs the hooks.
+  void set_checkpoint_wraps_hooks(bool v) { checkpoint_wraps_hooks_ = v; }
 
   const std::shared_ptr<ForwardHooks>& hooks() const { return hooks_; }
   void set_hooks(std::shared_ptr<ForwardHooks> hooks) { hooks_ = std::move(hooks); }
@@ -89,6 +94,7 @@ class Module {
   ac::CheckpointMode checkpoint_ = ac::CheckpointMode::None;
   bool without_grad_ = false;
   bool checkpoint_needs_input_grad_ = true;
+  bool checkpoint_wraps_hooks_ = false;
   std::shared_ptr<ForwardHooks> hooks_;
 };
 

@@ -109,6 +109,7 @@ harness::Scenario assemble(const ScenarioDraw& d) {
     spec.kind = b.kind;
     spec.gated = b.kind == harness::BlockSpec::Kind::Moe && b.gated;
     spec.ac = b.ac;
+    spec.ac_wraps_hooks = b.ac != ac::CheckpointMode::None && b.ac_wraps_hooks;
     spec.frozen = b.frozen;
     spec.attention = b.attention;
     spec.norm = b.norm;

@@ -45,6 +45,7 @@ using OptionsDraw = harness::ShardSpec;
 struct BlockDraw {
   std::vector<bool> wrap;  // per Sub: fully_shard this module (kBlock: the block itself)
   ac::CheckpointMode ac = ac::CheckpointMode::None;
+  bool ac_wraps_hooks = false;
   harness::BlockSpec::Kind kind = harness::BlockSpec::Kind::Mlp;
   bool gated = false;
   bool frozen = false;
@@ -87,6 +88,7 @@ struct BlockWeights {
   std::size_t ungated = 1, gated = 3;
   std::size_t ac_none = 2, ac_non_reentrant = 2, ac_reentrant = 1, ac_selective_ops = 1;
   std::size_t thawed = 9, frozen = 1;
+  std::size_t ac_inside_hooks = 2, ac_wraps_hooks = 1;
   std::size_t linear_attn = 3, attention = 1;
   std::size_t no_norm = 3, norm = 1;
   std::size_t with_grad = 12, no_grad = 1;
