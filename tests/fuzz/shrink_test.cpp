@@ -3,6 +3,8 @@
 // the budget stops the driver; only failures with the original identity are accepted.
 #include "fuzz/shrink.h"
 
+#include "fuzz/campaign.h"
+
 #include "fuzz/gen/generate.h"
 #include "harness/scenario_json.h"
 
@@ -279,6 +281,51 @@ TEST(Shrink, TimeBudgetStopsTheDriver) {
   EXPECT_GE(r.steps_tried, 5);
   EXPECT_LE(r.steps_tried, 12);
   EXPECT_LT(r.elapsed_seconds, 0.5);
+}
+
+}  // namespace
+}  // namespace shardfuzz::fuzz
+
+namespace shardfuzz::fuzz {
+namespace {
+
+// The seed leak regenerated with routed top-k MoE and expert parallelism: 8 checkpointed blocks,
+// world 4 = ep 2 x dp_mod_ep 2, each block and its EP-local experts (on dp_mod_ep) fully_shard-ed,
+// a wrapped head, no explicit lists (the report's layout). Under torch-2.9 it leaks; shrinking
+// with the world kept reaches one block, its nested experts and the head.
+TEST(Shrink, SeedLeakWithRoutedMoeAndExpertParallelShrinksToOneBlock) {
+  Scenario sc;
+  sc.name = "seed leak, routed MoE + EP";
+  sc.seed = 7;
+  sc.world_size = 4;
+  sc.expert_shard_size = 2;
+  sc.expert_parallel = true;
+  sc.profile = "torch-2.9";
+  sc.dims.dim = 16;
+  sc.dims.hidden = 16;
+  sc.dims.experts = 4;
+  sc.dims.tokens = 8;
+  sc.dims.top_k = 2;
+  for (int i = 0; i < 8; ++i) {
+    BlockSpec b;
+    b.kind = BlockSpec::Kind::RoutedMoe;
+    b.ac = ac::CheckpointMode::NonReentrant;
+    sc.blocks.push_back(b);
+    sc.fully_shard["layers." + std::to_string(i)] = ShardSpec{};
+    ShardSpec experts;
+    experts.mesh = "experts";
+    sc.fully_shard["layers." + std::to_string(i) + ".moe.experts"] = experts;
+  }
+  sc.fully_shard["out"] = ShardSpec{};
+  sc.fully_shard[""] = ShardSpec{};
+  ASSERT_NO_THROW(sc.validate());
+  auto fails = [](const Scenario& s) { return first_failing_property(s); };
+  ASSERT_EQ(fails(sc).value_or("pass"), "per_layer_return_to_baseline");
+  const ShrinkResult r = shrink(shrinkable_from(sc, StructuralShrinkOptions{true}), fails, ShrinkBudget{400, 120.0});
+  ASSERT_TRUE(r.reproduced);
+  EXPECT_EQ(r.minimal.blocks.size(), 1u) << harness::to_json_text(r.minimal);
+  EXPECT_EQ(r.minimal.world_size, 4);
+  EXPECT_TRUE(r.minimal.fully_shard.count("layers.0.moe.experts")) << harness::to_json_text(r.minimal);
 }
 
 }  // namespace
