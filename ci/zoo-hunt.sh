@@ -23,14 +23,14 @@ for entry in $ROWS; do
     log_file="$OUT/row-$row-seed-$seed.log"
     ./build/shardfuzz fuzz --profile "$profile" --until-row "$row" --seed "$seed" --time "$LIMIT" \
       --out "$OUT/row-$row" >"$log_file" 2>&1 || true
-    line="$(grep -a 'found at' "$log_file" | tail -1)"
+    line="$(grep -a 'found at' "$log_file" | tail -1 || true)"
     if [[ -z "$line" ]]; then
       printf '%-4s %-5s %-10s %-10s %s\n' "$row" "$seed" "-" "-" "not found within $LIMIT"
       continue
     fi
     found="$(sed -n 's/.*found at \([0-9]*\) s.*/\1/p' <<<"$line")"
     shrunk="$(sed -n 's/.*shrunk by \([0-9]*\) s.*/\1/p' <<<"$line")"
-    minimal="$(grep -a 'fuzz: minimal case:' "$log_file" | tail -1 | sed 's/fuzz: minimal case: //')"
+    minimal="$(grep -a 'fuzz: minimal case:' "$log_file" | tail -1 | sed 's/fuzz: minimal case: //' || true)"
     printf '%-4s %-5s %-10s %-10s %s\n' "$row" "$seed" "$found" "$shrunk" "$minimal"
   done
 done

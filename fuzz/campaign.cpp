@@ -116,8 +116,18 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     f.case_seed = seed;
     f.size = size;
     f.property = *failure;
+    // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
+    // replacing it by a non-reentrant one would still fail, as row 5).
+    auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
+      auto property = first_failing_property(s);
+      if (!property || options.until_row.empty()) return property;
+      const auto blames = harness::zoo::blame(s);
+      const bool in_row = std::any_of(blames.begin(), blames.end(),
+                                      [&](const harness::zoo::Blame& b) { return b.row == options.until_row; });
+      return in_row ? property : std::nullopt;
+    };
     f.shrink = shrink(
-        drawn, [](const harness::Scenario& s) { return first_failing_property(s); }, options.shrink_budget,
+        drawn, still_fails, options.shrink_budget,
         [&](const ShrinkStep& step) {
           out << "fuzz:   shrink step " << step.accepted << " (" << step.tried << " tried, "
               << static_cast<int>(step.elapsed_seconds) << " s): " << describe(step.scenario) << "\n" << std::flush;

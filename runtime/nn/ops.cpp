@@ -2,6 +2,7 @@
 #include "runtime/nn/ops.h"
 
 #include "runtime/autograd/lambda_node.h"
+#include "runtime/autograd/op_support.h"
 #include "runtime/autograd/saved_tensor.h"
 
 #include <ATen/ATen.h>
@@ -18,21 +19,16 @@ using autograd::SavedTensor;
 using autograd::reduce_to_shape;
 using autograd::tensor_list;
 
-bool wants(const at::Tensor& t) { return t.defined() && t.requires_grad(); }
+bool wants(const at::Tensor& t) { return autograd::wants_grad(t); }
 
 template <typename F>
 at::Tensor no_grad(F&& f) {
-  torch::autograd::AutoGradMode off(false);
-  return f();
+  return autograd::without_grad(std::forward<F>(f));
 }
 
 at::Tensor t_last2(const at::Tensor& t) { return t.dim() < 2 ? t : t.transpose(-1, -2); }
 
-// An op that saves its own output must save it without the grad_fn the output is about to get:
-// the node would otherwise own a tensor that owns the node, a cycle that only running the node
-// breaks — and a recomputed (never back-propagated) graph never runs (upstream's SavedVariable
-// stores outputs the same way).
-SavedTensor save_output(const at::Tensor& out) { return SavedTensor::save(out.detach()); }
+using autograd::save_output;
 
 // A view as a fresh tensor: same storage, offset, sizes and strides, but its own TensorImpl with
 // no autograd or view metadata, so record_op can attach it (a real view of a graph tensor would

@@ -113,7 +113,7 @@ at::Tensor RoutedMoE::forward(const at::Tensor& x) {
 
   // Scores: softmax over all experts, then the top-k probabilities as they are (torchtitan's
   // default route_norm=False: no renormalisation over the k chosen).
-  at::Tensor probs = routing::routing_softmax((*router_)(x), 1);  // [T, E]
+  at::Tensor probs = ops::softmax((*router_)(x), 1);  // [T, E]
   at::Tensor chosen, order, token_of, counts;
   {
     torch::autograd::AutoGradMode off(false);
@@ -125,7 +125,7 @@ at::Tensor RoutedMoE::forward(const at::Tensor& x) {
     token_of = at::div(order, k, "floor");
     counts = at::zeros({E}, at::kLong).index_add_(0, flat, at::ones({T * k}, at::kLong));
   }
-  at::Tensor weights = routing::index_rows(routing::reshape(routing::topk_weights(probs, chosen), {T * k}), order);
+  at::Tensor weights = routing::index_rows(ops::reshape(routing::topk_weights(probs, chosen), {T * k}), order);
   at::Tensor routed = routing::index_rows(x, token_of);  // [T*k, D], grouped by global expert
 
   at::Tensor y = run_experts(routed, counts);  // [T*k, D], same order as routed

@@ -3,6 +3,7 @@
 #include "runtime/nn/routing_ops.h"
 
 #include "runtime/autograd/lambda_node.h"
+#include "runtime/autograd/op_support.h"
 #include "runtime/autograd/saved_tensor.h"
 
 #include <ATen/ATen.h>
@@ -20,16 +21,15 @@ using autograd::record_op;
 using autograd::SavedTensor;
 using autograd::tensor_list;
 
-bool wants(const at::Tensor& t) { return t.defined() && t.requires_grad(); }
+bool wants(const at::Tensor& t) { return autograd::wants_grad(t); }
 
 template <typename F>
 at::Tensor no_grad(F&& f) {
-  torch::autograd::AutoGradMode off(false);
-  return f();
+  return autograd::without_grad(std::forward<F>(f));
 }
 
 // As ops.cpp: an op saving its own output saves it without the grad_fn it is about to get.
-SavedTensor save_output(const at::Tensor& out) { return SavedTensor::save(out.detach()); }
+using autograd::save_output;
 
 std::string show(const std::vector<int64_t>& v) {
   std::ostringstream s;
@@ -62,21 +62,6 @@ std::vector<int64_t> with_rows(const at::Tensor& x, int64_t rows) {
 }
 
 }  // namespace
-
-at::Tensor routing_softmax(const at::Tensor& x, int64_t dim) {
-  at::Tensor out = no_grad([&] { return at::softmax(x, dim); });
-  SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
-  return record_op("RoutingSoftmaxBackward", {x}, out, [so, dim](const at::Tensor& g) -> tensor_list {
-    at::Tensor y = so.unpack();
-    return {y * (g - (g * y).sum(dim, /*keepdim=*/true))};
-  });
-}
-
-at::Tensor reshape(const at::Tensor& x, const std::vector<int64_t>& sizes) {
-  at::Tensor out = no_grad([&] { return x.reshape(sizes).clone(); });
-  return record_op("RoutingReshapeBackward", {x}, out,
-                   [xs = x.sizes().vec()](const at::Tensor& g) -> tensor_list { return {g.reshape(xs)}; });
-}
 
 at::Tensor index_rows(const at::Tensor& x, const at::Tensor& index) {
   if (x.dim() < 1) throw std::invalid_argument("index_rows: x must have at least one dimension");

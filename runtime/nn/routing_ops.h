@@ -15,11 +15,7 @@
 
 namespace shardfuzz::nn::routing {
 
-// Softmax along `dim` (the router's score function). Saves its output.
-at::Tensor routing_softmax(const at::Tensor& x, int64_t dim);
-
-// x.reshape(sizes); the gradient is reshaped back. Saves nothing.
-at::Tensor reshape(const at::Tensor& x, const std::vector<int64_t>& sizes);
+// The router's softmax and reshapes are nn::ops::softmax and nn::ops::reshape.
 
 // Rows of x (dim 0) at `index` (int64, 1-D, values in [0, x.size(0))): out[i] = x[index[i]].
 // Backward: index_add of the gradient rows into zeros shaped like x. Saves the index.
