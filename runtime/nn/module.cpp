@@ -19,10 +19,14 @@ at::Tensor Module::operator()(const at::Tensor& input) {
 at::Tensor Module::call(const at::Tensor& input) {
   // Keep ourselves and the hooks alive for the whole call, even if a hook swaps them.
   std::shared_ptr<ForwardHooks> hooks = hooks_;
-  auto hooked = [this, hooks](const at::Tensor& in) {
-    at::Tensor x = hooks ? hooks->pre_forward(*this, in) : in;
+  // A checkpoint region keeps this function for its recompute, possibly beyond the model's and
+  // the runtime's lifetime (a graph a failed run never back-propagated): it must not own the hooks.
+  std::weak_ptr<ForwardHooks> weak_hooks = hooks;
+  auto hooked = [this, weak_hooks](const at::Tensor& in) {
+    std::shared_ptr<ForwardHooks> h = weak_hooks.lock();
+    at::Tensor x = h ? h->pre_forward(*this, in) : in;
     at::Tensor out = forward(x);
-    return hooks ? hooks->post_forward(*this, out) : out;
+    return h ? h->post_forward(*this, out) : out;
   };
   if (checkpoint_ == ac::CheckpointMode::None) return hooked(input);
   if (checkpoint_wraps_hooks_)  // HF gradient checkpointing: the hooked call is the region
