@@ -10,10 +10,10 @@
 
 namespace shardfuzz::autograd {
 
-inline bool wants_grad(const at::Tensor& t) { return t.defined() && t.requires_grad(); }
+inline bool wants(const at::Tensor& t) { return t.defined() && t.requires_grad(); }
 
 template <typename F>
-at::Tensor without_grad(F&& f) {
+at::Tensor no_grad(F&& f) {
   torch::autograd::AutoGradMode off(false);
   return f();
 }

@@ -19,12 +19,8 @@ using autograd::SavedTensor;
 using autograd::reduce_to_shape;
 using autograd::tensor_list;
 
-bool wants(const at::Tensor& t) { return autograd::wants_grad(t); }
-
-template <typename F>
-at::Tensor no_grad(F&& f) {
-  return autograd::without_grad(std::forward<F>(f));
-}
+using autograd::no_grad;
+using autograd::wants;
 
 at::Tensor t_last2(const at::Tensor& t) { return t.dim() < 2 ? t : t.transpose(-1, -2); }
 

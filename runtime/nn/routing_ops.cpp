@@ -21,12 +21,8 @@ using autograd::record_op;
 using autograd::SavedTensor;
 using autograd::tensor_list;
 
-bool wants(const at::Tensor& t) { return autograd::wants_grad(t); }
-
-template <typename F>
-at::Tensor no_grad(F&& f) {
-  return autograd::without_grad(std::forward<F>(f));
-}
+using autograd::no_grad;
+using autograd::wants;
 
 // As ops.cpp: an op saving its own output saves it without the grad_fn it is about to get.
 using autograd::save_output;
