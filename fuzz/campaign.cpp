@@ -1,16 +1,14 @@
 // The campaign loop.
 #include "fuzz/campaign.h"
 
-#include "harness/zoo/blame.h"
-
-#include <algorithm>
-
 #include "fuzz/gen/generate.h"
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
 #include "harness/threads_backend.h"
+#include "harness/zoo/blame.h"
 #include "runtime/fsdp/profile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <unistd.h>
@@ -46,13 +44,36 @@ uint64_t case_seed(uint64_t campaign_seed, int k) { return splitmix64(campaign_s
 
 int case_size(int k) { return 10 + (k % 10) * 10; }  // 10..100, cycling: small cases come often
 
+namespace {
+
+// One run of a scenario and its first failing property (the run is kept for blaming).
+struct Checked {
+  harness::RunRecord run;
+  std::optional<std::string> property;
+  std::string message;
+};
+
+Checked check(const harness::Scenario& scenario) {
+  Checked c;
+  c.run = harness::run_threads(scenario);
+  const auto verdicts = harness::check_properties(scenario, c.run);
+  if (const harness::Verdict* f = harness::first_failure(verdicts)) {
+    c.property = f->property;
+    c.message = f->message;
+  }
+  return c;
+}
+
+bool blamed_on(const std::vector<harness::zoo::Blame>& blames, const std::string& row) {
+  return std::any_of(blames.begin(), blames.end(), [&](const harness::zoo::Blame& b) { return b.row == row; });
+}
+
+}  // namespace
+
 std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message) {
-  harness::RunRecord run = harness::run_threads(scenario);
-  auto verdicts = harness::check_properties(scenario, run);
-  const harness::Verdict* f = harness::first_failure(verdicts);
-  if (message) *message = f ? f->message : "";
-  if (!f) return std::nullopt;
-  return f->property;
+  Checked c = check(scenario);
+  if (message) *message = c.message;
+  return c.property;
 }
 
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
@@ -95,19 +116,16 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     const uint64_t seed = case_seed(options.seed, k);
     const int size = case_size(k);
     rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(options.gen, seed, size);
-    std::string message;
-    std::optional<std::string> failure = first_failing_property(drawn.value(), &message);
+    const Checked drawn_check = check(drawn.value());
+    const std::optional<std::string>& failure = drawn_check.property;
+    const std::string& message = drawn_check.message;
     ++result.cases_run;
     report(false);
     if (!failure) continue;
-    if (!options.until_row.empty()) {
-      // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for
-      // the row; the minimal case is blamed again below, since shrinking can move it to another.
-      const auto blames = harness::zoo::blame(drawn.value());
-      const bool candidate = std::any_of(blames.begin(), blames.end(),
-                                         [&](const harness::zoo::Blame& b) { return b.row == options.until_row; });
-      if (!candidate) continue;
-    }
+    // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for the
+    // row; the minimal case is blamed again below, since shrinking can move it to another.
+    if (!options.until_row.empty() && !blamed_on(harness::zoo::blame(drawn.value(), &drawn_check.run), options.until_row))
+      continue;
     const double found_at = seconds_since(t0);
     if (tty) out << "\n";
     out << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails " << *failure << ": " << message
@@ -119,12 +137,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
     // replacing it by a non-reentrant one would still fail, as row 5).
     auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
-      auto property = first_failing_property(s);
-      if (!property || options.until_row.empty()) return property;
-      const auto blames = harness::zoo::blame(s);
-      const bool in_row = std::any_of(blames.begin(), blames.end(),
-                                      [&](const harness::zoo::Blame& b) { return b.row == options.until_row; });
-      return in_row ? property : std::nullopt;
+      const Checked c = check(s);
+      if (!c.property || options.until_row.empty()) return c.property;
+      return blamed_on(harness::zoo::blame(s, &c.run), options.until_row) ? c.property : std::nullopt;
     };
     f.shrink = shrink(
         drawn, still_fails, options.shrink_budget,
@@ -134,8 +149,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
         },
         *failure);
     f.minimal = f.shrink.minimal;
-    first_failing_property(f.minimal, &f.message);
-    const auto blames = harness::zoo::blame(f.minimal);
+    const Checked minimal_check = check(f.minimal);
+    f.message = minimal_check.message;
+    const auto blames = harness::zoo::blame(f.minimal, minimal_check.property ? &minimal_check.run : nullptr);
     f.blamed = harness::zoo::describe(blames);
     f.zoo = blames.empty() ? "unattributed" : blames.front().row;
     f.seconds_to_find = found_at;

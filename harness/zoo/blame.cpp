@@ -66,10 +66,14 @@ std::string row_of(const std::string& name, const Scenario& sc, const RunRecord&
   return "?";
 }
 
-std::vector<Blame> blame(const Scenario& sc) {
+std::vector<Blame> blame(const Scenario& sc, const RunRecord* failing_run) {
   const fsdp::Profile profile = fsdp::Profile::named(sc.profile);
-  const RunRecord failing = run_threads(sc);
-  if (!first_failure(check_properties(sc, failing))) return {};
+  RunRecord own;
+  if (!failing_run) {
+    own = run_threads(sc);
+    if (!first_failure(check_properties(sc, own))) return {};
+  }
+  const RunRecord& failing = failing_run ? *failing_run : own;
   std::vector<Blame> out;
   for (const fsdp::Profile::Switch* s : profile.deviations_from_strict()) {
     Scenario flipped = sc;

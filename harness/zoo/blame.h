@@ -21,8 +21,9 @@ struct Blame {
 };
 
 // The switches to blame for `scenario` failing under its own profile (empty: none alone explains
-// it, or it does not fail). Runs the scenario once per deviation from strict.
-std::vector<Blame> blame(const Scenario& scenario);
+// it, or it does not fail). Runs the scenario once per deviation from strict; `failing_run`, when
+// the caller already ran the scenario and saw it fail, saves the run under its own profile.
+std::vector<Blame> blame(const Scenario& scenario, const RunRecord* failing_run = nullptr);
 
 // The row a blamed switch means for this scenario and its failing run.
 std::string row_of(const std::string& switch_name, const Scenario& scenario, const RunRecord& failing_run);
