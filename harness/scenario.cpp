@@ -49,19 +49,6 @@ void check_range(const std::string& path, int64_t v, int64_t lo, int64_t hi) {
     reject(path, std::to_string(v) + " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
 
-bool is_expert_module(const Scenario& sc, const std::string& path) {
-  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
-    if (sc.blocks[i].has_moe() && path == "layers." + std::to_string(i) + ".moe.experts") return true;
-  return false;
-}
-
-bool is_routed_experts(const Scenario& sc, const std::string& path) {
-  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
-    if (sc.blocks[i].kind == BlockSpec::Kind::RoutedMoe && path == "layers." + std::to_string(i) + ".moe.experts")
-      return true;
-  return false;
-}
-
 // Ranks a placement's parameters are sharded over: the whole world for "dp"; for "experts", the
 // dp_mod_ep dim of the HSDP experts mesh (the world when expert_shard_size is 0).
 int shard_group_size(const Scenario& sc, const ShardSpec& spec) {
@@ -137,7 +124,7 @@ void validate_shard_dim(const Scenario& sc, const std::string& module, const Sha
   const std::string path = shard_path(module) + ".shard_dim";
   if (spec.shard_dim < 0) reject(path, std::to_string(spec.shard_dim) + " must be >= 0");
   if (spec.shard_dim == 0) return;
-  if (!is_expert_module(sc, module))
+  if (!sc.block_of_experts(module))
     reject(path, "Shard(" + std::to_string(spec.shard_dim) +
                      ") is only supported on expert modules (layers.i.moe.experts, whose weights have 3 dims)");
   if (spec.shard_dim > 2) reject(path, std::to_string(spec.shard_dim) + " outside [0, 2] (expert weights have 3 dims)");
@@ -205,6 +192,17 @@ std::vector<std::string> Scenario::module_paths() const {
   if (final_norm) out.push_back("norm");
   out.push_back("out");
   return out;
+}
+
+const BlockSpec* Scenario::block_of_experts(const std::string& path) const {
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (blocks[i].has_moe() && path == "layers." + std::to_string(i) + ".moe.experts") return &blocks[i];
+  return nullptr;
+}
+
+bool Scenario::is_routed_experts(const std::string& path) const {
+  const BlockSpec* b = block_of_experts(path);
+  return b && b->kind == BlockSpec::Kind::RoutedMoe;
 }
 
 int Scenario::expert_parallel_degree() const {
@@ -299,7 +297,7 @@ void Scenario::validate() const {
     const std::string path = shard_path(module);
     if (spec.mesh != "dp" && spec.mesh != "experts")
       reject(path + ".mesh", quoted(spec.mesh) + " is not a mesh (dp, experts)");
-    if (expert_parallel && spec.mesh == "experts" && !is_routed_experts(*this, module))
+    if (expert_parallel && spec.mesh == "experts" && !is_routed_experts(module))
       reject(path + ".mesh", "expert_parallel: the \"experts\" mesh is the 1-D dp_mod_ep mesh of EP-local experts; "
                              "only the experts of routed MoE blocks may use it");
     const int group = shard_group_size(*this, spec);

@@ -117,6 +117,10 @@ struct Scenario {
   void validate() const;
   // Bytes the model's parameters take on one rank before sharding (for the size budget).
   int64_t full_parameter_bytes() const;
+  // The block whose experts module ("layers.i.moe.experts") is `path`, or nullptr.
+  const BlockSpec* block_of_experts(const std::string& path) const;
+  // Whether `path` is the experts module of a routed MoE block (EP-local under expert_parallel).
+  bool is_routed_experts(const std::string& path) const;
   // Expert-parallel degree: world_size / expert_shard_size when expert_parallel, else 1.
   int expert_parallel_degree() const;
 };

@@ -9,19 +9,6 @@ namespace shardfuzz::fuzz::gen {
 
 namespace {
 
-bool is_experts_of_moe(const harness::Scenario& sc, const std::string& path) {
-  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
-    if (sc.blocks[i].has_moe() && path == "layers." + std::to_string(i) + ".moe.experts") return true;
-  return false;
-}
-
-bool is_routed_experts(const harness::Scenario& sc, const std::string& path) {
-  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
-    if (sc.blocks[i].kind == harness::BlockSpec::Kind::RoutedMoe && path == "layers." + std::to_string(i) + ".moe.experts")
-      return true;
-  return false;
-}
-
 void drop_unwrapped(std::optional<std::vector<std::string>>& list, const harness::Scenario& sc) {
   if (!list) return;
   std::vector<std::string> kept;
@@ -72,7 +59,7 @@ harness::Scenario repair(harness::Scenario sc) {
   for (auto& [path, spec] : sc.fully_shard) {
     if (spec.mesh != "dp" && spec.mesh != "experts") spec.mesh = "dp";
     // Under expert parallelism the experts mesh is 1-D dp_mod_ep: only EP-local experts may use it.
-    if (sc.expert_parallel && spec.mesh == "experts" && !is_routed_experts(sc, path)) spec.mesh = "dp";
+    if (sc.expert_parallel && spec.mesh == "experts" && !sc.is_routed_experts(path)) spec.mesh = "dp";
     const int group = (spec.mesh == "experts" && sc.expert_shard_size > 0) ? sc.expert_shard_size : sc.world_size;
     auto& raf = spec.reshard_after_forward;
     if (raf.kind == fsdp::ReshardAfterForward::Kind::Int) {
@@ -80,7 +67,7 @@ harness::Scenario repair(harness::Scenario sc) {
       if (group > 0 && group % raf.n != 0) raf.n = std::gcd(raf.n, group);
     }
     if (spec.shard_dim != 0) {
-      const bool legal = spec.shard_dim > 0 && spec.shard_dim <= 2 && is_experts_of_moe(sc, path) && group > 0 &&
+      const bool legal = spec.shard_dim > 0 && spec.shard_dim <= 2 && sc.block_of_experts(path) && group > 0 &&
                          sc.dims.dim % group == 0 && sc.dims.hidden % group == 0;
       if (!legal) spec.shard_dim = 0;
     }
