@@ -235,6 +235,18 @@ std::vector<Scenario> raw_edits(const Scenario& sc, const StructuralShrinkOption
   plainer(&Scenario::embed, false);
   plainer(&Scenario::final_norm, false);
   plainer(&Scenario::expert_parallel, false);
+  // Plainer precision: no policy, a float32 model, no upcast, reduce in float32.
+  if (sc.mixed_precision) {
+    Scenario s = sc;
+    s.mixed_precision.reset();
+    out.push_back(s);
+    if (sc.mixed_precision->upcast_trainable) {
+      s = sc;
+      s.mixed_precision->upcast_trainable = false;
+      out.push_back(s);
+    }
+  }
+  plainer(&Scenario::dtype, std::string("float32"));
   if (sc.dims.top_k > 1) {
     Scenario s = sc;
     s.dims.top_k = 1;

@@ -3,6 +3,7 @@
 
 #include "runtime/fsdp/fully_shard.h"
 #include "runtime/fsdp/profile.h"
+#include "runtime/nn/ops.h"
 #include "runtime/nn/routed_moe.h"
 
 #include <algorithm>
@@ -25,9 +26,31 @@ std::vector<nn::Module*> resolve(nn::Model& model, const std::vector<std::string
   return out;
 }
 
+// The parameters as the scenario stores them: the model's dtype, or float32 master weights for
+// those that require grad under mixed precision (accelerate's upcast; the injected
+// upcast_frozen_params defect upcasts the frozen ones too). Values are drawn in float32 first, so
+// every dtype sees the same rounded weights.
+void store_in_planned_dtypes(nn::Model& model, const Scenario& sc, bool upcast_frozen) {
+  for (auto& [name, slot] : model.named_parameters()) {
+    const bool trainable = slot->requires_grad();
+    const bool upcast_all = upcast_frozen && sc.mixed_precision && sc.mixed_precision->upcast_trainable;
+    const c10::ScalarType want = upcast_all ? c10::ScalarType::Float : sc.stored_dtype(trainable);
+    const c10::ScalarType model_dtype = scalar_type_of(sc.dtype);
+    if (slot->scalar_type() == want && want == model_dtype) continue;
+    // Through the model's dtype first: an upcast master weight holds the value as loaded.
+    at::Tensor loaded = slot->detach().to(model_dtype).to(want);
+    loaded.set_requires_grad(trainable);
+    *slot = loaded;
+  }
+}
+
 }  // namespace
 
-train::LossFn loss_fn(const Scenario& sc) { return sc.loss == "sum" ? nn::sum_loss : nn::mean_loss; }
+train::LossFn loss_fn(const Scenario& sc) {
+  // In float32 whatever the model computes in (torchtitan's loss upcasts its input the same way).
+  train::LossFn loss = sc.loss == "sum" ? nn::sum_loss : nn::mean_loss;
+  return [loss](const at::Tensor& out) { return loss(nn::ops::to_dtype(out, c10::ScalarType::Float)); };
+}
 
 at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forward) {
   // Stream 0 is the first forward of the first micro-batch: the same batch as before micro-batches
@@ -35,7 +58,12 @@ at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forwa
   const int stream = micro * ScenarioLimits::kMaxForwardsPerBackward + forward;
   if (!sc.input_per_rank) rank = 0, step = 0;
   if (sc.embed) return train::make_tokens(sc.seed, rank, step, sc.dims.tokens, sc.dims.vocab, stream);
-  return train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad, stream);
+  at::Tensor x = train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad, stream);
+  // A low-precision model without mixed precision is fed in its dtype; under mixed precision the
+  // input stays float32 and fully_shard casts it (cast_forward_inputs).
+  if (!sc.mixed_precision && x.scalar_type() != sc.compute_dtype())
+    x = x.detach().to(sc.compute_dtype()).set_requires_grad(sc.input_requires_grad);
+  return x;
 }
 
 train::StepPlan step_plan(const Scenario& sc) { return {sc.micro_batches, sc.forwards_per_backward, sc.eval_forward}; }
@@ -84,6 +112,7 @@ std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& o
     if (!options.reference && profile.experts_skip_empty)
       if (nn::RoutedMoE* moe = block.routed_moe()) moe->experts().set_skip_empty_experts(true);
   }
+  store_in_planned_dtypes(*model, sc, !options.reference && profile.upcast_frozen_params);
   return model;
 }
 
@@ -99,6 +128,7 @@ void apply_fully_shard(nn::Model& model, const Scenario& sc, const mesh::DeviceM
     fsdp::FullyShardOptions opts;
     opts.reshard_after_forward = spec.reshard_after_forward;
     opts.shard_dim = spec.shard_dim;
+    opts.mp_policy = sc.mp_policy();
     // Expert-parallel experts: their gradient already sums the tokens of their EP group, so the
     // reduction divides by the world (torchtitan's fsdp_gradient_divide_factor).
     if (sc.expert_parallel && spec.mesh == "experts") opts.gradient_divide_factor = sc.world_size;

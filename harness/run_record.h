@@ -24,7 +24,9 @@ struct ShardRecord {
   int64_t full_begin = 0;
   int64_t full_rows = -1;
   at::Tensor local;  // un-padded local shard after the last step
-  int64_t padded_bytes = 0;  // this rank's padded shard; x shard_size = the unsharded all-gather size
+  int64_t padded_bytes = 0;  // this rank's padded shard, in its stored dtype
+  int64_t unsharded_bytes = 0;  // the whole all-gather output of this parameter, in param_dtype
+  bool requires_grad = true;
 };
 
 struct RankRecord {

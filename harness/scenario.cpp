@@ -210,6 +210,36 @@ int Scenario::expert_parallel_degree() const {
   return world_size / expert_shard_size;
 }
 
+const std::vector<std::string>& dtype_names() {
+  static const std::vector<std::string> names = {"float32", "bfloat16"};
+  return names;
+}
+
+c10::ScalarType scalar_type_of(const std::string& name, const std::string& path) {
+  if (name == "float32") return c10::ScalarType::Float;
+  if (name == "bfloat16") return c10::ScalarType::BFloat16;
+  reject(path, quoted(name) + " is not a dtype (float32, bfloat16)");
+}
+
+fsdp::MixedPrecisionPolicy Scenario::mp_policy() const {
+  fsdp::MixedPrecisionPolicy mp;
+  if (!mixed_precision) return mp;
+  mp.param_dtype = scalar_type_of(mixed_precision->param_dtype, "mixed_precision.param_dtype");
+  if (mixed_precision->reduce_dtype)
+    mp.reduce_dtype = scalar_type_of(*mixed_precision->reduce_dtype, "mixed_precision.reduce_dtype");
+  return mp;
+}
+
+c10::ScalarType Scenario::compute_dtype() const {
+  return mixed_precision ? scalar_type_of(mixed_precision->param_dtype, "mixed_precision.param_dtype")
+                         : scalar_type_of(dtype);
+}
+
+c10::ScalarType Scenario::stored_dtype(bool requires_grad) const {
+  const c10::ScalarType model = scalar_type_of(dtype);
+  return mixed_precision && mixed_precision->upcast_trainable && requires_grad ? c10::ScalarType::Float : model;
+}
+
 int64_t Scenario::full_parameter_bytes() const {
   const int64_t d = dims.dim, h = dims.hidden, e = dims.experts, r = dims.lora_rank;
   const int64_t experts = sat_mul(2, sat_mul(e, sat_mul(d, h)));
@@ -229,7 +259,7 @@ int64_t Scenario::full_parameter_bytes() const {
     block = sat_add(block, sat_mul(static_cast<int64_t>(b.lora.size()), adapter));
     params = sat_add(params, block);
   }
-  return sat_mul(params, 4);  // float32, the only dtype for now
+  return sat_mul(params, 4);  // float32 at most (bfloat16 models keep trainable parameters in float32)
 }
 
 void Scenario::validate() const {
@@ -270,7 +300,11 @@ void Scenario::validate() const {
       reject("expert_parallel", "dims.experts " + std::to_string(dims.experts) + " is not divisible by ep = " +
                                     std::to_string(ep) + " (world_size / expert_shard_size)");
   }
-  if (dtype != "float32") reject("dtype", quoted(dtype) + " is not supported (only \"float32\" for now)");
+  scalar_type_of(dtype, "dtype");
+  if (mixed_precision) {
+    scalar_type_of(mixed_precision->param_dtype, "mixed_precision.param_dtype");
+    if (mixed_precision->reduce_dtype) scalar_type_of(*mixed_precision->reduce_dtype, "mixed_precision.reduce_dtype");
+  }
   if (loss != "mean" && loss != "sum") reject("loss", quoted(loss) + " is not a loss (\"mean\" or \"sum\")");
   validate_optimizer(optimizer);
   if (blocks.size() > static_cast<std::size_t>(ScenarioLimits::kMaxBlocks))

@@ -78,6 +78,22 @@ struct Dims {
   double lora_alpha = 4.0;
 };
 
+// FSDP2's MixedPrecisionPolicy, passed to every fully_shard of the scenario (as torchtitan and
+// accelerate do): parameters all-gathered and computed in param_dtype, gradients reduced in
+// reduce_dtype (absent: in param_dtype, upstream's None). upcast_trainable: the parameters that
+// require grad are stored in float32 (master weights: accelerate's preparation upcasts them; frozen
+// ones keep the model's dtype); otherwise every parameter keeps the model's dtype (torchtitan).
+struct MixedPrecisionSpec {
+  std::string param_dtype = "bfloat16";
+  std::optional<std::string> reduce_dtype = "float32";
+  bool upcast_trainable = false;
+};
+
+// The dtypes a scenario names: "float32", "bfloat16".
+const std::vector<std::string>& dtype_names();
+// The scalar type of a dtype name; throws std::invalid_argument naming `path` for any other.
+c10::ScalarType scalar_type_of(const std::string& name, const std::string& path = "dtype");
+
 struct Scenario {
   int schema = kScenarioSchema;
   std::string name;
@@ -87,7 +103,8 @@ struct Scenario {
   std::string profile = "torch-2.11";
   int steps = 2;
   Dims dims;
-  std::string dtype = "float32";
+  std::string dtype = "float32";  // the model's parameters as loaded ("float32", "bfloat16")
+  std::optional<MixedPrecisionSpec> mixed_precision;
   // "mean": the mean of the output (keeps generated runs finite, so parity means something);
   // "sum": the sum of the output, as the recorded traces use.
   std::string loss = "mean";
@@ -123,6 +140,11 @@ struct Scenario {
   bool is_routed_experts(const std::string& path) const;
   // Expert-parallel degree: world_size / expert_shard_size when expert_parallel, else 1.
   int expert_parallel_degree() const;
+  // Mixed precision: the policy every fully_shard gets (empty without mixed_precision), the dtype
+  // the model computes in, and the dtype a parameter is stored (and sharded) in.
+  fsdp::MixedPrecisionPolicy mp_policy() const;
+  c10::ScalarType compute_dtype() const;
+  c10::ScalarType stored_dtype(bool requires_grad) const;
 };
 
 // Limits a scenario must stay within (validation; the generator stays well inside).

@@ -80,6 +80,13 @@ Json build(const Scenario& s) {
   dims["lora_alpha"] = s.dims.lora_alpha;
   j["dims"] = std::move(dims);
   j["dtype"] = s.dtype;
+  if (s.mixed_precision) {
+    Json mp = Json::object();
+    mp["param_dtype"] = s.mixed_precision->param_dtype;
+    if (s.mixed_precision->reduce_dtype) mp["reduce_dtype"] = *s.mixed_precision->reduce_dtype;
+    mp["upcast_trainable"] = s.mixed_precision->upcast_trainable;
+    j["mixed_precision"] = std::move(mp);
+  }
   j["loss"] = s.loss;
   Json opt = Json::object();
   opt["kind"] = optimizer_kind_name(s.optimizer.kind);
@@ -322,7 +329,7 @@ Scenario read_scenario(const json& j) {
                          std::to_string(kScenarioSchema) + ")");
 
   const Fields f(j, "", {"schema", "name", "seed", "world_size", "expert_shard_size", "profile", "steps", "dims", "dtype",
-                         "loss", "optimizer", "input_requires_grad", "input_per_rank", "embed", "final_norm",
+                         "mixed_precision", "loss", "optimizer", "input_requires_grad", "input_per_rank", "embed", "final_norm",
                          "expert_parallel", "micro_batches", "forwards_per_backward", "eval_forward", "blocks",
                          "fully_shard"});
   optional_field(f, "name", s.name, read_string);
@@ -345,6 +352,15 @@ Scenario read_scenario(const json& j) {
     optional_field(df, "lora_alpha", s.dims.lora_alpha, read_double);
   }
   optional_field(f, "dtype", s.dtype, read_string);
+  if (const json* m = f.get("mixed_precision")) {
+    const Fields mf(*m, f.path("mixed_precision"), {"param_dtype", "reduce_dtype", "upcast_trainable"});
+    MixedPrecisionSpec mp;
+    mp.reduce_dtype.reset();  // absent: reduce in param_dtype (upstream's None)
+    optional_field(mf, "param_dtype", mp.param_dtype, read_string);
+    if (const json* r = mf.get("reduce_dtype")) mp.reduce_dtype = read_string(*r, mf.path("reduce_dtype"));
+    optional_field(mf, "upcast_trainable", mp.upcast_trainable, read_bool);
+    s.mixed_precision = mp;
+  }
   optional_field(f, "loss", s.loss, read_string);
   if (const json* o = f.get("optimizer")) {
     const Fields of(*o, f.path("optimizer"), {"kind", "lr", "beta1", "beta2", "eps", "weight_decay"});

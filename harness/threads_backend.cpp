@@ -86,6 +86,8 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
             ShardRecord shard{g->name(), p.fqn(), g->mesh().shard->rank(), g->mesh().shard->size(), p.shard_dim()};
             shard.local = p.local_shard().clone();
             shard.padded_bytes = p.padded_sharded_numel() * p.element_size();
+            shard.unsharded_bytes = p.unsharded_padded_numel() * p.unsharded_element_size();
+            shard.requires_grad = p.requires_grad();
             const std::string owner = p.fqn().substr(0, p.fqn().rfind('.'));
             if (auto* ex = dynamic_cast<nn::RoutedExperts*>(model->find(owner)); ex && sc.expert_parallel) {
               shard.full_begin = ex->first_local_expert();

@@ -8,6 +8,7 @@
 #include "fuzz/gen/dims.h"
 #include "fuzz/gen/list.h"
 #include "fuzz/gen/options.h"
+#include "fuzz/gen/precision.h"
 #include "fuzz/gen/prefetch.h"
 #include "fuzz/gen/world.h"
 
@@ -83,6 +84,8 @@ rc::Gen<ScenarioDraw> scenario_draw(const GenConfig& config, const ScenarioWeigh
       rc::gen::set(&ScenarioDraw::micro_batches, weighted_choice<int>({{6, 1}, {2, 2}, {1, 3}})),
       rc::gen::set(&ScenarioDraw::forwards_per_backward, weighted_choice<int>({{6, 1}, {1, 2}})),
       rc::gen::set(&ScenarioDraw::eval_forward, flag(w.no_eval, w.eval)),
+      rc::gen::set(&ScenarioDraw::dtype, model_dtype(w.float32, w.bfloat16)),
+      rc::gen::set(&ScenarioDraw::mixed_precision, mixed_precision(w.no_mixed_precision, w.mixed_precision)),
       rc::gen::set(&ScenarioDraw::profile, profile(config)),
       rc::gen::set(&ScenarioDraw::seed, seed()));
 }

@@ -19,7 +19,8 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
   auto reference = build_model(sc, as_reference);
   auto input = [&](int rank, int step, int micro, int forward) { return input_of(sc, rank, step, micro, forward); };
   train::ReferenceRun ref =
-      train::run_reference(*reference, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer);
+      train::run_reference(*reference, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer,
+                           sc.mp_policy());
   // A run whose loss explodes (the mean-output loss is unbounded below, and a large lr on a small
   // model walks off) amplifies float rounding without bound: no tolerance separates a bug from
   // reduction order there. Such a run is skipped, saying so; the memory properties still apply.
@@ -37,7 +38,7 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
                 "x): rounding is amplified without bound"};
   std::map<std::string, at::Tensor> full;
   for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();
-  const double rtol = Tolerances::kParityRelative;
+  const double rtol = Tolerances::parity_relative(sc);
   for (const RankRecord& r : run.ranks) {
     for (std::size_t s = 0; s < r.losses.size() && s < ref.losses.size(); ++s) {
       const double want = ref.losses[s][static_cast<std::size_t>(r.rank)];

@@ -14,7 +14,7 @@ Verdict check_peak_within_bound(const Scenario& sc, const RunRecord& run) {
     std::map<std::string, int64_t> unsharded;  // group -> all-gather bytes
     int64_t sharded = 0;
     for (const ShardRecord& s : r.shards) {
-      unsharded[s.group] += s.padded_bytes * s.shard_size;
+      unsharded[s.group] += s.unsharded_bytes;
       sharded += s.padded_bytes;
     }
     int64_t block = 0;

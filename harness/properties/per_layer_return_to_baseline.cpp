@@ -4,6 +4,7 @@
 // finalize_backward. Allocator: from one block's post_backward to the next, the growth is at most
 // what the ledger's legitimate entries explain (sharded grads, the next prefetch, reduce-scatter
 // keep-alives) plus the unsharded grads of groups still in backward, plus a stated tolerance.
+// HSDP, exact: at each post_backward only that group may hold its reduce output (all_reduce_input).
 #include "harness/properties/property.h"
 
 #include <algorithm>
@@ -69,6 +70,19 @@ Verdict check_per_layer_return_to_baseline(const Scenario& sc, const RunRecord& 
           for (const auto& g : e.unsharded)
             if (contains(e.finished_backward, g) && !contains(again, g))
               return fail(where(r, e) + ": group " + g + " finished backward but its parameters are still unsharded");
+          // HSDP's reduce output (reduce_dtype != the parameters' dtype) is needed only until the next
+          // group reduces: an older group's still alive grows memory by one buffer per layer.
+          std::vector<std::string> kept;
+          int64_t kept_bytes = 0;
+          for (const auto& [g, b] : e.all_reduce_input_bytes)
+            if (g != e.group) kept.push_back(g + " (" + std::to_string(b) + " B)"), kept_bytes += b;
+          if (!kept.empty()) {
+            std::ostringstream os;
+            os << where(r, e) << ": " << kept.size() << " group(s) that already reduced still hold their HSDP reduce "
+               << "output (all_reduce_input, " << kept_bytes << " bytes):";
+            for (const auto& k : kept) os << " " << k;
+            return fail(os.str());
+          }
           // With several forwards per backward a block runs backward once per use and the engine
           // interleaves the uses: the allocator comparison between consecutive blocks no longer
           // isolates one layer, so only the exact ledger checks above apply.

@@ -7,8 +7,9 @@ const std::vector<Property>& all_properties() {
   static const std::vector<Property> properties = {
       {"liveness", "every rank finished: no collective mismatch, no deadline, no exception", check_liveness},
       {"per_layer_return_to_baseline",
-       "after each post_backward no finished group holds a pending all-gather or unsharded params, no all-gather "
-       "is dropped unconsumed at finalize, and allocator growth per block is what the ledger explains",
+       "after each post_backward no finished group holds a pending all-gather, unsharded params or an older "
+       "group's HSDP reduce output, no all-gather is dropped unconsumed at finalize, and allocator growth per "
+       "block is what the ledger explains",
        check_per_layer_return_to_baseline},
       {"reshard_after_forward_honoured",
        "at the end of every forward (with or without grad) each group asked to reshard after forward is sharded",
@@ -17,6 +18,10 @@ const std::vector<Property>& all_properties() {
        check_flat_end_of_step_memory},
       {"teardown_to_baseline", "after teardown every rank's allocator bytes are back to the pre-model baseline",
        check_teardown_to_baseline},
+      {"params_stored_as_planned",
+       "every parameter is sharded in its planned dtype (the model's; float32 masters for trainable ones under "
+       "mixed precision)",
+       check_params_stored_as_planned},
       {"parity_with_reference", "losses and local shards equal the unsharded single-rank reference",
        check_parity_with_reference},
       {"peak_within_bound", "peak allocator bytes within the analytic bound derived from the tree",

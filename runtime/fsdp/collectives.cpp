@@ -6,8 +6,8 @@
 
 namespace shardfuzz::fsdp {
 
-std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& inputs, comm::Communicator* comm,
-                                                 const at::Tensor& persistent,
+std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                                 comm::Communicator* comm, const at::Tensor& persistent,
                                                  const std::shared_ptr<memory::Ledger>& ledger,
                                                  const std::string& group) {
   torch::autograd::AutoGradMode no_grad(false);
@@ -18,7 +18,7 @@ std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& 
     row += t.numel();
   }
   const int size = comm ? comm->size() : 1;
-  const at::TensorOptions opts = inputs.empty() ? at::TensorOptions().dtype(at::kFloat) : inputs[0].options();
+  const at::TensorOptions opts = (inputs.empty() ? at::TensorOptions() : inputs[0].options()).dtype(dtype);
   if (size == 1) {
     // No collective at world size 1: copy the inputs into the (maybe persistent) output.
     result->output = persistent.defined() ? persistent.view({1, row}) : at::empty({1, row}, opts);
@@ -32,7 +32,7 @@ std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& 
     return result;
   }
   // Copy-in: this rank's pieces side by side, then one all-gather into the flat output.
-  at::Tensor copy_in = inputs.size() == 1 ? inputs[0].reshape({-1}).contiguous() : at::empty({row}, opts);
+  at::Tensor copy_in = inputs.size() == 1 ? inputs[0].reshape({-1}).to(dtype).contiguous() : at::empty({row}, opts);
   if (inputs.size() != 1) {
     int64_t off = 0;
     for (const auto& t : inputs) {
@@ -52,11 +52,10 @@ at::Tensor gathered_piece(const AllGatherResult& result, std::size_t i) {
   return result.output.narrow(1, off, result.split_sizes[i]);
 }
 
-std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedParam>& params,
-                                                         comm::Communicator* shard_comm,
-                                                         comm::Communicator* replicate_comm,
-                                                         const std::shared_ptr<memory::Ledger>& ledger,
-                                                         const std::string& group, double divide_factor) {
+ReduceResult reduce_scatter_grads(std::vector<ShardedParam>& params, comm::Communicator* shard_comm,
+                                  comm::Communicator* replicate_comm, const std::shared_ptr<memory::Ledger>& ledger,
+                                  const std::string& group, std::optional<at::ScalarType> reduce_dtype,
+                                  double divide_factor) {
   torch::autograd::AutoGradMode no_grad(false);
   std::vector<ShardedParam*> with_grad;
   std::vector<at::Tensor> rows;  // (size, padded) per param; unsharded grads are dropped here
@@ -66,10 +65,12 @@ std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedPara
     with_grad.push_back(&p);
     rows.push_back(std::move(g));
   }
-  if (with_grad.empty()) return nullptr;
+  ReduceResult result;
+  if (with_grad.empty()) return result;
   auto state = std::make_unique<ReduceScatterState>();
   state->input = rows.size() == 1 ? rows[0].contiguous() : at::cat(rows, 1).contiguous();
   rows.clear();
+  if (reduce_dtype && *reduce_dtype != state->input.scalar_type()) state->input = state->input.to(*reduce_dtype);
   state->entry = ledger->add(group, memory::BufferKind::ReduceScatterInput,
                              state->input.numel() * state->input.element_size());
   const int size = shard_comm ? shard_comm->size() : 1;
@@ -88,7 +89,16 @@ std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedPara
     p->accumulate_sharded_grad(output.narrow(0, off, p->padded_sharded_numel()));
     off += p->padded_sharded_numel();
   }
-  return state;
+  // The sharded gradients alias the reduce output only when the dtypes agree; otherwise they are
+  // a cast copy and the output is a buffer of its own, which HSDP's AllReduceState keeps alive.
+  if (replicate_comm && output.scalar_type() != with_grad.front()->orig_dtype()) {
+    result.all_reduce = std::make_unique<AllReduceState>();
+    result.all_reduce->entry =
+        ledger->add(group, memory::BufferKind::AllReduceInput, output.numel() * output.element_size());
+    result.all_reduce->output = std::move(output);
+  }
+  result.reduce_scatter = std::move(state);
+  return result;
 }
 
 }  // namespace shardfuzz::fsdp

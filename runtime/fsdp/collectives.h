@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace shardfuzz::fsdp {
@@ -21,10 +22,11 @@ struct AllGatherResult {
   memory::LedgerEntry entry;  // PendingAllGather (or none when wrapping a persistent buffer)
 };
 
-// Gathers `inputs` (each rank's per-param flat pieces, same sizes on every rank) over `comm`.
-// A defined `persistent` buffer (world size 1) is reused instead of allocating.
-std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& inputs, comm::Communicator* comm,
-                                                 const at::Tensor& persistent,
+// Gathers `inputs` (each rank's per-param flat pieces, same sizes on every rank) over `comm`,
+// cast to `dtype` on copy-in (mixed precision's param_dtype). A defined `persistent` buffer (world
+// size 1) is reused instead of allocating.
+std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                                 comm::Communicator* comm, const at::Tensor& persistent,
                                                  const std::shared_ptr<memory::Ledger>& ledger,
                                                  const std::string& group);
 
@@ -37,14 +39,28 @@ struct ReduceScatterState {
   memory::LedgerEntry entry;
 };
 
-// Reduce-scatters the unsharded gradients of `params` (those that have one) with AVG over
-// `shard_comm`, then all-reduces AVG over `replicate_comm` (HSDP) when given, and accumulates
-// into their sharded gradients. divide_factor > 0: SUM both, then divide by it instead. Returns the kept-alive input, or nullptr when no parameter had a
-// gradient (upstream skips the collective).
-std::unique_ptr<ReduceScatterState> reduce_scatter_grads(std::vector<ShardedParam>& params,
-                                                         comm::Communicator* shard_comm,
-                                                         comm::Communicator* replicate_comm,
-                                                         const std::shared_ptr<memory::Ledger>& ledger,
-                                                         const std::string& group, double divide_factor = 0);
+// HSDP's reduce output (upstream AllReduceState): the all-reduced gradient shard in reduce_dtype.
+// When that differs from the parameters' dtype the sharded gradients are a cast copy, so this
+// buffer is extra memory until it is dropped.
+struct AllReduceState {
+  at::Tensor output;
+  memory::LedgerEntry entry;
+};
+
+struct ReduceResult {
+  std::unique_ptr<ReduceScatterState> reduce_scatter;  // null when no parameter had a gradient
+  std::unique_ptr<AllReduceState> all_reduce;          // HSDP with reduce_dtype != orig dtype only
+};
+
+// Reduce-scatters the unsharded gradients of `params` (those that have one), cast to
+// `reduce_dtype` (unset: the gradients' own dtype), with AVG over `shard_comm`, then all-reduces
+// AVG over `replicate_comm` (HSDP) when given, and accumulates into their sharded gradients in
+// each parameter's dtype. divide_factor > 0: SUM both, then divide by it instead. Returns the
+// kept-alive input (none when no parameter had a gradient: upstream skips the collective) and,
+// for HSDP, the reduce output when it is a buffer of its own.
+ReduceResult reduce_scatter_grads(std::vector<ShardedParam>& params, comm::Communicator* shard_comm,
+                                  comm::Communicator* replicate_comm, const std::shared_ptr<memory::Ledger>& ledger,
+                                  const std::string& group, std::optional<at::ScalarType> reduce_dtype = std::nullopt,
+                                  double divide_factor = 0);
 
 }  // namespace shardfuzz::fsdp

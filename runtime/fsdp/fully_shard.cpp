@@ -44,6 +44,23 @@ GroupMesh group_mesh(const mesh::DeviceMesh& mesh, const FullyShardOptions& opti
   return gm;
 }
 
+// FSDPParamGroup._init_mp_dtypes: the parameters that require grad share one dtype (their
+// gradients are reduced together); frozen ones may differ (a LoRA base kept in bfloat16).
+void check_uniform_trainable_dtype(const std::vector<std::pair<std::string, at::Tensor*>>& managed,
+                                   const std::string& where) {
+  const std::pair<std::string, at::Tensor*>* first = nullptr;
+  for (const auto& p : managed) {
+    if (!p.second->requires_grad()) continue;
+    if (!first) {
+      first = &p;
+    } else if (p.second->scalar_type() != first->second->scalar_type()) {
+      throw std::invalid_argument(where + ": FSDP expects one dtype among parameters that require grad, but '" +
+                                  first->first + "' is " + c10::toString(first->second->scalar_type()) + " and '" +
+                                  p.first + "' is " + c10::toString(p.second->scalar_type()));
+    }
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<FSDPState> fully_shard(nn::Module& module, const mesh::DeviceMesh& mesh, RankRuntime& runtime,
@@ -60,16 +77,17 @@ std::shared_ptr<FSDPState> fully_shard(nn::Module& module, const mesh::DeviceMes
 
   std::vector<std::pair<std::string, at::Tensor*>> managed;
   collect_managed(module, true, managed);
+  check_uniform_trainable_dtype(managed, where);
   std::unique_ptr<ParamGroup> group;
   if (!managed.empty()) {
     std::vector<ShardedParam> params;
     params.reserve(managed.size());
     for (auto& [fqn, slot] : managed)
       params.emplace_back(fqn, *slot, options.shard_dim, gm.shard->rank(), gm.shard->size(), runtime.ledger_ptr(),
-                          module.display_name());
+                          module.display_name(), options.mp_policy.param_dtype);
     group = std::make_unique<ParamGroup>(module.display_name(), std::move(params), std::move(gm), options, runtime);
   }
-  auto state = std::make_shared<FSDPState>(module, std::move(group), runtime);
+  auto state = std::make_shared<FSDPState>(module, std::move(group), runtime, options.mp_policy);
   module.set_hooks(state);
   return state;
 }

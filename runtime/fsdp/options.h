@@ -1,6 +1,9 @@
 // fully_shard's options, as plain data.
 #pragma once
 
+#include <c10/core/ScalarType.h>
+
+#include <optional>
 #include <string>
 
 namespace shardfuzz::fsdp {
@@ -19,6 +22,18 @@ struct ReshardAfterForward {
   std::string describe() const;
 };
 
+// MixedPrecisionPolicy: parameters are all-gathered and computed in param_dtype (the sharded ones
+// stay in their own dtype), gradients are reduced in reduce_dtype and accumulated into the sharded
+// gradient in the parameter's dtype. Unset means "the parameter's own dtype"; the forward inputs of
+// every fully_shard-ed module are cast to param_dtype when cast_forward_inputs (upstream default).
+struct MixedPrecisionPolicy {
+  std::optional<c10::ScalarType> param_dtype;
+  std::optional<c10::ScalarType> reduce_dtype;
+  bool cast_forward_inputs = true;
+  bool enabled() const { return param_dtype.has_value() || reduce_dtype.has_value(); }
+  std::string describe() const;
+};
+
 struct FullyShardOptions {
   ReshardAfterForward reshard_after_forward;
   int shard_dim = 0;  // Shard(dim); dims > 0 must divide evenly by the shard group size
@@ -27,6 +42,7 @@ struct FullyShardOptions {
   // set_gradient_divide_factor), e.g. the world size for expert-parallel experts, whose gradient
   // already sums the tokens of every rank of their EP group.
   double gradient_divide_factor = 0;
+  MixedPrecisionPolicy mp_policy;
 };
 
 }  // namespace shardfuzz::fsdp

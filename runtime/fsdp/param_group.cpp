@@ -75,7 +75,8 @@ at::Tensor ParamGroup::persistent_buffer() {
   if (!persistent_all_gather_.defined()) {
     int64_t row = 0;
     for (const auto& p : params_) row += p.padded_sharded_numel();
-    persistent_all_gather_ = at::empty({row}, params_.front().sharded_data().options());
+    persistent_all_gather_ =
+        at::empty({row}, params_.front().sharded_data().options().dtype(params_.front().param_dtype()));
     persistent_entry_ = runtime_.ledger().add(name_, memory::BufferKind::PersistentAllGather,
                                               row * persistent_all_gather_.element_size());
   }
@@ -180,9 +181,19 @@ void ParamGroup::post_backward() {
   while (ctx_ && !ctx_->reduce_scatter_states.empty() &&
          ctx_->reduce_scatter_states.size() >= ctx_->reduce_scatter_keep)
     ctx_->reduce_scatter_states.pop_front();
-  auto rs = reduce_scatter_grads(params_, mesh_.shard.get(), mesh_.replicate.get(), runtime_.ledger_ptr(), name_,
-                                 options_.gradient_divide_factor);
-  if (rs && ctx_) ctx_->reduce_scatter_states.push_back(std::move(rs));
+  // HSDP's kept reduce output: the fixed schedule (PR #179443) drops the previous group's here, so
+  // one lives at a time; before it each group held its own until finalize_backward.
+  if (ctx_ && !runtime_.profile().all_reduce_state_per_group) ctx_->all_reduce_state.reset();
+  all_reduce_state_.reset();
+  ReduceResult reduced = reduce_scatter_grads(params_, mesh_.shard.get(), mesh_.replicate.get(), runtime_.ledger_ptr(),
+                                              name_, options_.mp_policy.reduce_dtype, options_.gradient_divide_factor);
+  if (reduced.reduce_scatter && ctx_) ctx_->reduce_scatter_states.push_back(std::move(reduced.reduce_scatter));
+  if (reduced.all_reduce) {
+    if (runtime_.profile().all_reduce_state_per_group || !ctx_)
+      all_reduce_state_ = std::move(reduced.all_reduce);
+    else
+      ctx_->all_reduce_state = std::move(reduced.all_reduce);
+  }
   if (runtime_.profile().free_unconsumed_all_gather_at_post_backward) drop_unconsumed_all_gathers();
   runtime_.record("post_backward", name_);
 }
@@ -197,6 +208,7 @@ void ParamGroup::drop_unconsumed_all_gathers() {
 void ParamGroup::finalize_backward() {
   const bool dropped = all_gather_result_ != nullptr;
   all_gather_result_.reset();  // a prefetch nobody waited for: freed only now upstream
+  all_reduce_state_.reset();
   post_forward_indices_.clear();
   runtime_.record("finalize_backward", name_, {{"dropped_pending_all_gather", dropped}});
 }
@@ -215,7 +227,8 @@ void ParamGroup::unshard() {
     for (const auto& p : params_) inputs.push_back(p.sharded_data());
   }
   const at::Tensor persistent = sharded_state_ == ShardedState::Sharded ? persistent_buffer() : at::Tensor();
-  all_gather_result_ = all_gather_flat(inputs, comm, persistent, runtime_.ledger_ptr(), name_);
+  all_gather_result_ =
+      all_gather_flat(inputs, params_.front().param_dtype(), comm, persistent, runtime_.ledger_ptr(), name_);
   runtime_.record("all_gather_issued", name_);
 }
 

@@ -88,6 +88,7 @@ class ParamGroup {
   TrainingState training_state_ = TrainingState::Idle;
   ShardedState sharded_state_ = ShardedState::Sharded;
   std::unique_ptr<AllGatherResult> all_gather_result_;
+  std::unique_ptr<AllReduceState> all_reduce_state_;  // all_reduce_state_per_group only
   std::vector<int> post_forward_indices_;
   bool expects_backward_ = false;
   std::vector<at::Tensor> post_forward_slices_;  // SHARDED_POST_FORWARD clones

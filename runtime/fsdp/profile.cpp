@@ -21,6 +21,7 @@ Profile base(const std::string& name, const std::string& full) {
   if (name == "torch-2.7" || name == "torch-2.9" || name == "torch-2.11") {
     p.reentrant_checkpoint_needs_input_grad = true;
     p.stale_state_survives_non_last_backward = true;
+    p.all_reduce_state_per_group = true;
   }
   if (name == "torch-2.7") {
     p.post_forward_reshards_during_backward = true;
@@ -55,6 +56,8 @@ const std::vector<Profile::Switch>& Profile::switches() {
        "torch.utils.checkpoint use_reentrant=True; meta-pytorch/torchforge#592"},
       {"stale_state_survives_non_last_backward", &Profile::stale_state_survives_non_last_backward, false, {0, 6},
        "_root_post_backward_final_callback gates finalize_backward on is_last_backward"},
+      {"all_reduce_state_per_group", &Profile::all_reduce_state_per_group, false, {7},
+       "pytorch PR #179443 (and #179129): HSDP fp32 reduce-scatter outputs kept per layer"},
       {"prefetch_skips_groups_without_pending_backward", &Profile::prefetch_skips_groups_without_pending_backward,
        false, {}, "strict only"},
       {"free_unconsumed_all_gather_at_post_backward", &Profile::free_unconsumed_all_gather_at_post_backward, false,
@@ -63,6 +66,8 @@ const std::vector<Profile::Switch>& Profile::switches() {
        false, {}, "strict only (FSDPState._pre_forward returns early in PRE_BACKWARD)"},
       {"experts_skip_empty", &Profile::experts_skip_empty, true, {4}, "pytorch#158719, PR #178861"},
       {"group_reference_cycle", &Profile::group_reference_cycle, true, {10}, "pytorch PR #139650, #173415"},
+      {"upcast_frozen_params", &Profile::upcast_frozen_params, true, {13},
+       "huggingface/accelerate#3844, fixed by PR #3848"},
   };
   return registry;
 }

@@ -50,6 +50,13 @@ struct Profile {
   // post_forward_order entries survive into the next backward.
   bool stale_state_survives_non_last_backward = false;
 
+  // HSDP with reduce_dtype != the parameters' dtype: the all-reduced reduce-scatter output is a
+  // buffer of its own (the sharded gradient is a cast copy), and each group's AllReduceState keeps
+  // it until that group's finalize_backward, so one such buffer per layer lives until the end of
+  // backward (torch <= 2.11; pytorch PR #179443 moved the state to the shared comm context, so each
+  // post_backward frees the previous group's).
+  bool all_reduce_state_per_group = false;
+
   // --- strict: our corrected scheduler ---------------------------------------------------------
 
   // strict: _prefetch_unshard skips a target that already ran post_backward in this backward, or
@@ -81,6 +88,12 @@ struct Profile {
   // parameters (the reference-cycle class of pytorch PR #139650 / #173415, which leaks while gc is
   // off): after teardown the group's all-gathered storage is never returned.
   bool group_reference_cycle = false;
+
+  // Mixed-precision preparation upcasts every parameter of a low-precision model to float32,
+  // frozen ones included (accelerate before PR #3848, huggingface/accelerate#3844): FSDP2 + LoRA
+  // then stores the frozen base at twice its bytes. The fixed preparation upcasts only parameters
+  // that require grad (FSDP2 needs a uniform dtype among those).
+  bool upcast_frozen_params = false;
 
   // Builds the profile "base[+switch|~switch]...". Throws std::invalid_argument naming the
   // unknown base or switch and listing the known ones.

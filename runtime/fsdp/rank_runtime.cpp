@@ -57,6 +57,8 @@ void RankRuntime::record(const std::string& event, const std::string& group, nlo
     e.unsharded_grad_bytes += g->unsharded_grad_bytes();
     if (g->training_state() == TrainingState::PostBackward) e.finished_backward.push_back(g->name());
   }
+  for (const std::string& g : ledger_->groups_holding(memory::BufferKind::AllReduceInput))
+    e.all_reduce_input_bytes[g] = ledger_->bytes(g, memory::BufferKind::AllReduceInput);
   std::sort(e.pending_all_gather.begin(), e.pending_all_gather.end());
   std::sort(e.unsharded.begin(), e.unsharded.end());
   std::sort(e.finished_backward.begin(), e.finished_backward.end());

@@ -12,7 +12,8 @@
 namespace shardfuzz::fsdp {
 
 ShardedParam::ShardedParam(std::string fqn, at::Tensor& slot, int shard_dim, int shard_rank, int shard_size,
-                           std::shared_ptr<memory::Ledger> ledger, std::string group)
+                           std::shared_ptr<memory::Ledger> ledger, std::string group,
+                           std::optional<at::ScalarType> param_dtype)
     : fqn_(std::move(fqn)),
       group_(std::move(group)),
       ledger_(std::move(ledger)),
@@ -47,7 +48,7 @@ ShardedParam::ShardedParam(std::string fqn, at::Tensor& slot, int shard_dim, int
   sharded_entry_ = ledger_->add(group_, memory::BufferKind::ShardedParam, padded_ * element_size());
 
   // The view must exist before the storage shrinks (views check bounds when made).
-  all_gather_output_ = at::empty({padded_ * shard_size_}, full.options());
+  all_gather_output_ = at::empty({padded_ * shard_size_}, full.options().dtype(param_dtype.value_or(full.scalar_type())));
   unsharded_param_ = all_gather_output_.narrow(0, 0, numel_).view(full_sizes_).detach();
   unsharded_param_.set_requires_grad(requires_grad_);
   compat::resize_storage_bytes(all_gather_output_, 0);
@@ -55,6 +56,7 @@ ShardedParam::ShardedParam(std::string fqn, at::Tensor& slot, int shard_dim, int
 }
 
 int64_t ShardedParam::element_size() const { return static_cast<int64_t>(sharded_data_.element_size()); }
+int64_t ShardedParam::unsharded_element_size() const { return static_cast<int64_t>(all_gather_output_.element_size()); }
 
 std::vector<int64_t> ShardedParam::local_sizes() const {
   std::vector<int64_t> s = full_sizes_;
@@ -80,7 +82,7 @@ bool ShardedParam::unsharded_allocated() const {
 
 void ShardedParam::alloc_unsharded() {
   if (all_gather_output_.storage().nbytes() > 0) return;
-  const auto bytes = static_cast<std::size_t>(unsharded_padded_numel() * element_size());
+  const auto bytes = static_cast<std::size_t>(unsharded_padded_numel() * unsharded_element_size());
   compat::resize_storage_bytes(all_gather_output_, bytes);
   unsharded_entry_ = ledger_->add(group_, memory::BufferKind::UnshardedParam, static_cast<int64_t>(bytes));
 }
@@ -134,10 +136,10 @@ at::Tensor ShardedParam::take_grad_for_reduce_scatter() {
 void ShardedParam::accumulate_sharded_grad(const at::Tensor& padded_shard) {
   torch::autograd::AutoGradMode no_grad(false);
   if (sharded_grad_.defined()) {
-    sharded_grad_.add_(padded_shard);
+    sharded_grad_.add_(padded_shard.to(orig_dtype()));
     return;
   }
-  sharded_grad_ = padded_shard.clone();
+  sharded_grad_ = padded_shard.to(orig_dtype(), /*non_blocking=*/false, /*copy=*/true);
   grad_entry_ = ledger_->add(group_, memory::BufferKind::Grad, padded_ * element_size());
 }
 

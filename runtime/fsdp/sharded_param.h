@@ -1,6 +1,8 @@
 // ShardedParam (upstream FSDPParam): one parameter's padded local shard, its unsharded storage
 // (resized to zero bytes while sharded, so tensors autograd saved keep aliasing it), its sharded
-// gradient, and the layouts the all-gather and reduce-scatter use.
+// gradient, and the layouts the all-gather and reduce-scatter use. Under a MixedPrecisionPolicy the
+// shard keeps the parameter's own dtype (orig_dtype) and the unsharded parameter, its gradient and
+// the all-gather are in param_dtype.
 #pragma once
 
 #include "runtime/memory/ledger.h"
@@ -8,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +19,11 @@ namespace shardfuzz::fsdp {
 class ShardedParam {
  public:
   // Takes the full tensor in `slot`, keeps this rank's zero-padded torch.chunk shard along
-  // `shard_dim`, and puts the unsharded parameter (no storage yet) into the slot.
+  // `shard_dim`, and puts the unsharded parameter (no storage yet, in `param_dtype` when given)
+  // into the slot.
   ShardedParam(std::string fqn, at::Tensor& slot, int shard_dim, int shard_rank, int shard_size,
-               std::shared_ptr<memory::Ledger> ledger, std::string group);
+               std::shared_ptr<memory::Ledger> ledger, std::string group,
+               std::optional<at::ScalarType> param_dtype = std::nullopt);
 
   const std::string& fqn() const { return fqn_; }
   bool requires_grad() const { return requires_grad_; }
@@ -27,7 +32,10 @@ class ShardedParam {
   int64_t numel() const { return numel_; }
   int64_t padded_sharded_numel() const { return padded_; }
   int64_t unsharded_padded_numel() const { return padded_ * shard_size_; }
-  int64_t element_size() const;
+  int64_t element_size() const;           // of the shard (orig_dtype)
+  int64_t unsharded_element_size() const;  // of the unsharded parameter (param_dtype)
+  at::ScalarType orig_dtype() const { return sharded_data_.scalar_type(); }
+  at::ScalarType param_dtype() const { return all_gather_output_.scalar_type(); }
 
   const at::Tensor& sharded_data() const { return sharded_data_; }  // 1-D, padded
   at::Tensor local_shard() const;  // un-padded, in the parameter's own layout
@@ -49,6 +57,7 @@ class ShardedParam {
   // The unsharded gradient as (shard_size, padded) rows, rank r's chunk in row r; undefined when
   // the parameter has no gradient. Resets the unsharded gradient.
   at::Tensor take_grad_for_reduce_scatter();
+  // Adds a reduced gradient (any dtype) into the sharded gradient, in orig_dtype.
   void accumulate_sharded_grad(const at::Tensor& padded_shard);
   void clear_sharded_grad();
 

@@ -2,6 +2,7 @@
 #include "runtime/fsdp/state.h"
 
 #include "runtime/fsdp/rank_runtime.h"
+#include "runtime/nn/ops.h"
 
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -11,8 +12,13 @@
 
 namespace shardfuzz::fsdp {
 
-FSDPState::FSDPState(nn::Module& module, std::unique_ptr<ParamGroup> group, RankRuntime& runtime)
-    : module_(module), name_(module.display_name()), group_(std::move(group)), runtime_(runtime) {}
+FSDPState::FSDPState(nn::Module& module, std::unique_ptr<ParamGroup> group, RankRuntime& runtime,
+                     MixedPrecisionPolicy mp_policy)
+    : module_(module),
+      name_(module.display_name()),
+      group_(std::move(group)),
+      runtime_(runtime),
+      mp_policy_(mp_policy) {}
 
 FSDPState* fsdp_state_of(nn::Module& module) { return dynamic_cast<FSDPState*>(module.hooks().get()); }
 
@@ -94,11 +100,21 @@ at::Tensor FSDPState::pre_forward(nn::Module&, const at::Tensor& input) {
   const bool first = training_state_ != TrainingState::Forward;
   training_state_ = TrainingState::Forward;
   if (first) root_pre_forward();
-  at::Tensor x = group_ ? group_->pre_forward(input) : input;
+  // cast_forward_inputs: every fully_shard-ed module casts its floating inputs to param_dtype, with
+  // or without parameters of its own. (The recompute path above returns the input uncast, as
+  // upstream's _pre_forward does in PRE_BACKWARD.)
+  const at::Tensor cast = cast_forward_input(input);
+  at::Tensor x = group_ ? group_->pre_forward(cast) : cast;
   if (first)
     for (FSDPState* st : forward_prefetch_)
       if (st->group_) ParamGroup::prefetch_unshard(*st->group_, Pass::Forward, "(forward state)");
   return x;
+}
+
+at::Tensor FSDPState::cast_forward_input(const at::Tensor& input) const {
+  if (!mp_policy_.cast_forward_inputs || !mp_policy_.param_dtype || !input.defined() || !input.is_floating_point())
+    return input;
+  return nn::ops::to_dtype(input, *mp_policy_.param_dtype);
 }
 
 at::Tensor FSDPState::post_forward(nn::Module&, const at::Tensor& output) {
@@ -164,6 +180,7 @@ void FSDPState::root_post_backward_final_callback() {
   }
   if (finalize_schedule) ctx.post_forward_order.clear();
   if (ctx.is_last_backward) ctx.reduce_scatter_states.clear();
+  if (finalize_schedule) ctx.all_reduce_state.reset();
   ctx.post_backward_final_callback_queued = false;
 }
 

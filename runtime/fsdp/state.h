@@ -19,7 +19,8 @@ class RankRuntime;
 
 class FSDPState final : public nn::ForwardHooks, public std::enable_shared_from_this<FSDPState> {
  public:
-  FSDPState(nn::Module& module, std::unique_ptr<ParamGroup> group, RankRuntime& runtime);
+  FSDPState(nn::Module& module, std::unique_ptr<ParamGroup> group, RankRuntime& runtime,
+            MixedPrecisionPolicy mp_policy = {});
 
   nn::Module& module() { return module_; }
   const std::string& name() const { return name_; }
@@ -45,12 +46,14 @@ class FSDPState final : public nn::ForwardHooks, public std::enable_shared_from_
   void register_root_post_backward_final_callback();
   void root_post_backward_final_callback();
   at::Tensor register_pre_backward_hook(const at::Tensor& output);
+  at::Tensor cast_forward_input(const at::Tensor& input) const;
   static std::vector<FSDPState*> states_of(const std::vector<nn::Module*>& modules, const std::string& what);
 
   nn::Module& module_;
   std::string name_;
   std::unique_ptr<ParamGroup> group_;
   RankRuntime& runtime_;
+  MixedPrecisionPolicy mp_policy_;
   std::shared_ptr<StateContext> ctx_;
   std::optional<bool> is_root_;
   TrainingState training_state_ = TrainingState::Idle;

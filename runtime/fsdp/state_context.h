@@ -25,6 +25,7 @@ struct StateContext {
   std::unique_ptr<AllGatherResult> all_gather_state;  // consumed flat output awaiting the next wait
   std::deque<std::unique_ptr<ReduceScatterState>> reduce_scatter_states;
   std::size_t reduce_scatter_keep = 1;  // upstream's cap K
+  std::unique_ptr<AllReduceState> all_reduce_state;  // HSDP: the newest group's reduce output
 };
 
 }  // namespace shardfuzz::fsdp

@@ -7,7 +7,9 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -37,38 +39,36 @@ void add(Counter& c, int64_t n) {
   }
 }
 
-// Owns the wrapped allocation; freed through the deleter below on any thread.
-struct Allocation {
-  at::DataPtr inner;
+// Each allocation carries a header just before its data saying how many bytes it counted and on
+// which rank's counter, so the data pointer is its own context: Allocator::raw_allocate (used by
+// some CPU kernels, e.g. oneDNN's bfloat16 matmul scratch) requires exactly that.
+struct alignas(64) Header {
   int64_t bytes;
   Counter* counter;
 };
+static_assert(sizeof(Header) == 64, "the header keeps the data 64-byte aligned");
 
-void free_allocation(void* ctx) {
-  auto* a = static_cast<Allocation*>(ctx);
-  a->counter->current.fetch_sub(a->bytes, std::memory_order_relaxed);
-  delete a;  // releases `inner` through the wrapped allocator
+void free_allocation(void* data) {
+  if (!data) return;
+  auto* h = static_cast<Header*>(data) - 1;
+  h->counter->current.fetch_sub(h->bytes, std::memory_order_relaxed);
+  std::free(h);
 }
 
 class CountingAllocator final : public c10::Allocator {
  public:
-  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
-
   at::DataPtr allocate(std::size_t n) SHARDFUZZ_ALLOCATE_CONST override {
-    at::DataPtr inner = inner_->allocate(n);
-    void* data = inner.get();
-    c10::Device device = inner.device();
+    void* base = nullptr;
+    if (posix_memalign(&base, alignof(Header), sizeof(Header) + n) != 0 || !base) throw std::bad_alloc();
     Counter& c = g_counters[static_cast<std::size_t>(
         (t_rank >= -1 && t_rank < kMaxTrackedRanks ? t_rank : -1) + 1)];
     add(c, static_cast<int64_t>(n));
-    auto* a = new Allocation{std::move(inner), static_cast<int64_t>(n), &c};
-    return {data, a, &free_allocation, device};
+    auto* h = new (base) Header{static_cast<int64_t>(n), &c};
+    void* data = h + 1;
+    return {data, data, &free_allocation, c10::Device(c10::DeviceType::CPU)};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_allocation; }
   SHARDFUZZ_ALLOCATOR_COPY_DATA
-
- private:
-  c10::Allocator* inner_;
 };
 
 std::once_flag g_install_once;
@@ -78,7 +78,7 @@ std::atomic<bool> g_installed{false};
 
 void install_counting_allocator() {
   std::call_once(g_install_once, [] {
-    static CountingAllocator allocator(c10::GetCPUAllocator());
+    static CountingAllocator allocator;
     c10::SetCPUAllocator(&allocator, /*priority=*/100);
     g_installed = true;
   });

@@ -1,4 +1,4 @@
-// The allocator probe: wraps LibTorch's CPU allocator once per process and counts current and peak
+// The allocator probe: replaces LibTorch's CPU allocator once per process and counts current and peak
 // bytes per rank, attributing each allocation to the rank whose thread made it (and each free to
 // the rank that allocated, whichever thread frees it).
 #pragma once

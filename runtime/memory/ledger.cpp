@@ -14,6 +14,7 @@ const char* to_string(BufferKind kind) {
     case BufferKind::PersistentAllGather: return "persistent_all_gather";
     case BufferKind::ShardedPostForward: return "sharded_post_forward";
     case BufferKind::ReduceScatterInput: return "reduce_scatter_input";
+    case BufferKind::AllReduceInput: return "all_reduce_input";
     case BufferKind::Grad: return "grad";
     case BufferKind::OptimizerState: return "optimizer_state";
     case BufferKind::kCount: break;

@@ -22,6 +22,8 @@ enum class BufferKind : int {
   PersistentAllGather,    // world size 1 (torch >= 2.11): the one buffer every unshard wraps
   ShardedPostForward,     // the 1/N clone kept by int reshard_after_forward
   ReduceScatterInput,     // flat gradient input of a reduce-scatter, kept alive until drained
+  AllReduceInput,         // HSDP: the reduce-scatter output in reduce_dtype, all-reduced, kept until the
+                          // next post_backward (per group until finalize_backward before PR #179443)
   Grad,                   // sharded gradients
   OptimizerState,         // optimizer moments on local shards
   kCount

@@ -50,6 +50,7 @@ nlohmann::json TimelineEvent::to_json() const {
                       {"unsharded", unsharded},
                       {"finished_backward", finished_backward},
                       {"pending_all_gather_bytes", pending_all_gather_bytes}};
+  if (!all_reduce_input_bytes.empty()) j["all_reduce_input_bytes"] = all_reduce_input_bytes;
   if (!detail.empty()) j["detail"] = detail;
   return j;
 }

@@ -33,6 +33,7 @@ struct TimelineEvent {
   std::vector<std::string> unsharded;           // sorted group names
   std::vector<std::string> finished_backward;   // groups whose post_backward ran in this backward
   std::map<std::string, int64_t> pending_all_gather_bytes;  // bytes each pending all-gather holds
+  std::map<std::string, int64_t> all_reduce_input_bytes;    // HSDP reduce outputs kept, by group
 
   // Pending all-gathers held by groups that already finished backward: the leak.
   std::vector<std::string> stale_all_gathers() const;

@@ -100,6 +100,13 @@ at::Tensor scale(const at::Tensor& x, double factor) {
   return record_op("ScaleBackward", {x}, out, [factor](const at::Tensor& g) -> tensor_list { return {g * factor}; });
 }
 
+at::Tensor to_dtype(const at::Tensor& x, c10::ScalarType dtype) {
+  if (x.scalar_type() == dtype) return x;
+  const c10::ScalarType from = x.scalar_type();
+  at::Tensor out = no_grad([&] { return x.to(dtype); });
+  return record_op("ToCopyBackward", {x}, out, [from](const at::Tensor& g) -> tensor_list { return {g.to(from)}; });
+}
+
 at::Tensor relu(const at::Tensor& x) {
   at::Tensor out = no_grad([&] { return at::relu(x); });
   SavedTensor so = wants(x) ? save_output(out) : SavedTensor();

@@ -17,6 +17,8 @@ at::Tensor matmul(const at::Tensor& a, const at::Tensor& b);  // batched, broadc
 at::Tensor add(const at::Tensor& a, const at::Tensor& b);     // broadcasting
 at::Tensor mul(const at::Tensor& a, const at::Tensor& b);     // broadcasting
 at::Tensor scale(const at::Tensor& x, double factor);
+// x in `dtype` (x itself when it already is); the gradient comes back in x's dtype.
+at::Tensor to_dtype(const at::Tensor& x, c10::ScalarType dtype);
 at::Tensor relu(const at::Tensor& x);
 at::Tensor sigmoid(const at::Tensor& x);
 at::Tensor mean(const at::Tensor& x, int64_t dim, bool keepdim);

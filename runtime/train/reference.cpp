@@ -37,6 +37,60 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
   return run;
 }
 
+ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
+                           const LossFn& loss_fn, const OptimizerConfig& optimizer,
+                           const fsdp::MixedPrecisionPolicy& mp) {
+  if (!mp.param_dtype) return run_reference(model, world_size, steps, plan, input, loss_fn, optimizer);
+  const c10::ScalarType compute = *mp.param_dtype;
+  std::vector<at::Tensor*> params;
+  for (auto& [name, p] : model.named_parameters()) params.push_back(p);
+  ReferenceOptimizer opt(params, optimizer);
+  ReferenceRun run;
+  for (int s = 0; s < steps; ++s) {
+    std::vector<double> totals(static_cast<std::size_t>(world_size), 0.0);
+    for (int m = 0; m < plan.micro_batches; ++m) {
+      std::vector<at::Tensor> reduced(params.size());  // this micro-batch's gradient sum, reduce dtype
+      for (int r = 0; r < world_size; ++r) {
+        std::vector<at::Tensor> masters;
+        for (at::Tensor* p : params) {
+          masters.push_back(*p);
+          at::Tensor copy = p->detach().to(compute);
+          copy.set_requires_grad(p->requires_grad());
+          *p = copy;
+        }
+        at::Tensor loss;
+        for (int f = 0; f < plan.forwards_per_backward; ++f) {
+          at::Tensor x = input(r, s, m, f);
+          if (x.is_floating_point()) x = nn::ops::to_dtype(x, compute);
+          at::Tensor l = loss_fn(model(x));
+          loss = loss.defined() ? nn::ops::add(loss, l) : l;
+        }
+        totals[static_cast<std::size_t>(r)] += loss.item<double>();
+        if (loss.requires_grad()) torch::autograd::backward({nn::ops::scale(loss, 1.0 / plan.micro_batches)});
+        for (std::size_t i = 0; i < params.size(); ++i) {
+          at::Tensor g = params[i]->grad();
+          *params[i] = masters[i];
+          if (!g.defined()) continue;
+          g = g.to(mp.reduce_dtype.value_or(g.scalar_type()));
+          reduced[i] = reduced[i].defined() ? reduced[i].add(g) : g.clone();
+        }
+      }
+      for (std::size_t i = 0; i < params.size(); ++i) {
+        if (!reduced[i].defined()) continue;
+        at::Tensor avg = reduced[i].div(world_size).to(params[i]->scalar_type());
+        at::Tensor& grad = params[i]->mutable_grad();
+        grad = grad.defined() ? grad.add(avg) : avg;
+      }
+    }
+    std::vector<double> losses;
+    for (double t : totals) losses.push_back(t / plan.micro_batches);
+    opt.step();
+    opt.zero_grad();
+    run.losses.push_back(std::move(losses));
+  }
+  return run;
+}
+
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps,
                            const std::function<at::Tensor(int rank, int step)>& input, const LossFn& loss_fn,
                            const OptimizerConfig& optimizer) {

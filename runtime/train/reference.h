@@ -4,6 +4,7 @@
 // compares a sharded run against it.
 #pragma once
 
+#include "runtime/fsdp/options.h"
 #include "runtime/nn/module.h"
 #include "runtime/train/optimizer.h"
 #include "runtime/train/step.h"
@@ -23,6 +24,13 @@ struct ReferenceRun {
 
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer);
+// Under mixed precision: what FSDP computes, unsharded. Each rank's forward and backward run on
+// parameters cast to param_dtype (its floating inputs too); per micro-batch the ranks' gradients
+// are cast to reduce_dtype, averaged in rank order, cast to each parameter's dtype and accumulated;
+// the optimizer steps the stored (master) parameters.
+ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
+                           const LossFn& loss_fn, const OptimizerConfig& optimizer,
+                           const fsdp::MixedPrecisionPolicy& mp);
 // One batch per rank and step.
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps,
                            const std::function<at::Tensor(int rank, int step)>& input, const LossFn& loss_fn,

@@ -130,7 +130,7 @@ T pick(T lo, T hi) {
 const std::vector<std::string>& vocabulary() {
   static const std::vector<std::string> words = {
       "schema", "name", "seed", "world_size", "expert_shard_size", "profile", "steps", "dims", "dim", "hidden",
-      "experts", "tokens", "dtype", "loss", "mean", "sum", "optimizer", "kind", "lr", "beta1", "beta2", "eps",
+      "experts", "tokens", "dtype", "bfloat16", "mixed_precision", "param_dtype", "reduce_dtype", "upcast_trainable", "loss", "mean", "sum", "optimizer", "kind", "lr", "beta1", "beta2", "eps",
       "weight_decay", "input_requires_grad", "input_per_rank", "blocks", "gated", "ac", "frozen", "lora", "fully_shard",
       "reshard_after_forward", "shard_dim", "mesh", "forward_prefetch", "backward_prefetch", "", "layers",
       "layers.0", "layers.0.moe.experts", "layers.1", "out", "self", "auto", "moe", "mlp", "none",

@@ -65,6 +65,8 @@ Scenario everything_set() {
   s.optimizer.weight_decay = 0.01;
   s.input_requires_grad = false;
   s.input_per_rank = false;
+  s.dtype = "bfloat16";
+  s.mixed_precision = MixedPrecisionSpec{"float32", std::nullopt, true};
   BlockSpec mlp;
   mlp.kind = BlockSpec::Kind::Mlp;
   mlp.gated = false;
@@ -152,6 +154,18 @@ TEST(ScenarioJson, MissingOptionalKeysTakeTheStructDefaults) {
   EXPECT_FALSE(t.fully_shard.at("layers.1").forward_prefetch.has_value());
 }
 
+TEST(ScenarioJson, MixedPrecisionIsOptionalAndAbsentReduceDtypeMeansParamDtype) {
+  EXPECT_FALSE(to_json(parse_scenario(minimal())).contains("mixed_precision"));
+  const Scenario s = parse_scenario(minimal(R"("dtype": "bfloat16", "mixed_precision": {"param_dtype": "bfloat16"})"));
+  ASSERT_TRUE(s.mixed_precision.has_value());
+  EXPECT_FALSE(s.mixed_precision->reduce_dtype.has_value());
+  EXPECT_FALSE(s.mixed_precision->upcast_trainable);
+  EXPECT_FALSE(s.mp_policy().reduce_dtype.has_value());
+  EXPECT_EQ(*s.mp_policy().param_dtype, at::kBFloat16);
+  EXPECT_FALSE(to_json(s)["mixed_precision"].contains("reduce_dtype"));
+  expect_round_trip(with_root(s));
+}
+
 TEST(ScenarioJson, SchemaIsRequiredAndCheckedFirst) {
   expect_rejected(R"({"world_size": 2})", "schema: missing");
   expect_rejected(R"({"schema": 2, "new_key": 1})", "schema: 2 is not supported");
@@ -164,6 +178,7 @@ TEST(ScenarioJson, UnknownKeysAreRejectedByPath) {
   expect_rejected(minimal(R"("wrld_size": 2)"), "wrld_size: unknown key");
   expect_rejected(minimal(R"("dims": {"dm": 2})"), "dims.dm: unknown key");
   expect_rejected(minimal(R"("optimizer": {"lrr": 2})"), "optimizer.lrr: unknown key");
+  expect_rejected(minimal(R"("mixed_precision": {"param": "bfloat16"})"), "mixed_precision.param: unknown key");
   expect_rejected(minimal(R"("blocks": [{}, {"gatd": true}])"), "blocks[1].gatd: unknown key");
   expect_rejected(R"({"schema": 1, "fully_shard": {"": {"meshh": "dp"}}})", "fully_shard[\"\"].meshh: unknown key");
   expect_rejected(minimal(R"("a b": 1)"), "[\"a b\"]: unknown key");

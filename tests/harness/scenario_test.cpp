@@ -165,7 +165,11 @@ TEST(ScenarioValidate, ProfileStepsDtypeLoss) {
   expect_accepted([](Scenario& s) { s.profile = "torch-2.9"; });
   expect_rejected([](Scenario& s) { s.steps = 0; }, "steps: 0 outside [1, 1000]");
   expect_rejected([](Scenario& s) { s.steps = 1001; }, "steps: 1001 outside [1, 1000]");
-  expect_rejected([](Scenario& s) { s.dtype = "bfloat16"; }, "dtype: \"bfloat16\" is not supported (only \"float32\"");
+  expect_rejected([](Scenario& s) { s.dtype = "float16"; }, "dtype: \"float16\" is not a dtype (float32, bfloat16)");
+  expect_rejected([](Scenario& s) { s.mixed_precision = MixedPrecisionSpec{"fp8", "float32", false}; },
+                  "mixed_precision.param_dtype: \"fp8\" is not a dtype");
+  expect_rejected([](Scenario& s) { s.mixed_precision = MixedPrecisionSpec{"bfloat16", "half", false}; },
+                  "mixed_precision.reduce_dtype: \"half\" is not a dtype");
   expect_rejected([](Scenario& s) { s.loss = "max"; }, "loss: \"max\" is not a loss");
   expect_accepted([](Scenario& s) { s.loss = "sum"; });
 }

@@ -2,7 +2,9 @@
 // embedding, attention with pre-norms, dense MLP, routed top-k MoE (expert parallel over the
 // dp_mod_ep x ep mesh where the world allows it), the traces' gated MoE, a final norm, LoRA
 // adapters on every linear of every block (bases frozen; cf. bug zoo row 14), frozen prefix
-// blocks, AC in every mode, micro-batches, several forwards per backward. Every property must
+// blocks, AC in every mode, micro-batches, several forwards per backward, and each precision: a
+// float32 or bfloat16 model, with or without a MixedPrecisionPolicy (bfloat16 compute, float32 or
+// bfloat16 reduction, accelerate's float32 masters for trainable parameters). Every property must
 // pass, and every LoRA adapter must both match the reference and have moved from its init (a
 // parity of two untouched tensors would prove nothing).
 #include "harness/model_builder.h"
@@ -24,12 +26,15 @@ struct ZooCase {
   int micro_batches;
   int forwards_per_backward;
   bool frozen_prefix;
+  // fp32; bf16 (a bfloat16 model, no policy); mp (float32 model, param bf16, reduce fp32);
+  // mp_bf16_reduce (bfloat16 model, reduce in bf16); mp_upcast (bfloat16 model, float32 masters).
+  std::string precision = "fp32";
 };
 
 std::string name_of(const ZooCase& c) {
   return "w" + std::to_string(c.world) + "_ess" + std::to_string(c.expert_shard_size) + "_" + ac::to_string(c.ac) +
          "_mb" + std::to_string(c.micro_batches) + "_fpb" + std::to_string(c.forwards_per_backward) +
-         (c.frozen_prefix ? "_frozen0" : "");
+         (c.frozen_prefix ? "_frozen0" : "") + (c.precision == "fp32" ? "" : "_" + c.precision);
 }
 
 Scenario zoo_scenario(const ZooCase& c) {
@@ -53,6 +58,12 @@ Scenario zoo_scenario(const ZooCase& c) {
   sc.forwards_per_backward = c.forwards_per_backward;
   sc.expert_shard_size = c.expert_shard_size;
   sc.expert_parallel = c.expert_shard_size > 0 && c.world / c.expert_shard_size > 1;
+  if (c.precision != "fp32") sc.dtype = c.precision == "mp" ? "float32" : "bfloat16";
+  if (c.precision.rfind("mp", 0) == 0) {
+    sc.mixed_precision = MixedPrecisionSpec{};
+    if (c.precision == "mp_bf16_reduce") sc.mixed_precision->reduce_dtype.reset();
+    sc.mixed_precision->upcast_trainable = c.precision == "mp_upcast";
+  }
 
   BlockSpec attention_mlp;
   attention_mlp.kind = BlockSpec::Kind::Mlp;
@@ -126,6 +137,7 @@ TEST_P(ZooParity, EveryPropertyPassesAndEveryAdapterMovesWithTheReference) {
       ++adapters;
       ASSERT_TRUE(moved.count(fqn)) << fqn << " is in no rank's shards";
       EXPECT_GT(moved[fqn], 1e-6) << fqn << " never received a gradient";
+      EXPECT_EQ(init.at(fqn).scalar_type(), sc.stored_dtype(true)) << fqn;
     }
   EXPECT_GE(adapters, 2 * 9) << "adapters on every linear of the thawed blocks";
 }
@@ -140,7 +152,12 @@ INSTANTIATE_TEST_SUITE_P(
                       ZooCase{4, 1, ac::CheckpointMode::None, 2, 2, false},         // EP 4
                       ZooCase{6, 3, ac::CheckpointMode::NonReentrant, 1, 1, false},  // EP 2 x dp_mod_ep 3
                       ZooCase{8, 2, ac::CheckpointMode::SelectiveOps, 2, 1, true},   // EP 4 x dp_mod_ep 2, Shard(1)
-                      ZooCase{8, 0, ac::CheckpointMode::NonReentrant, 1, 1, false}),
+                      ZooCase{8, 0, ac::CheckpointMode::NonReentrant, 1, 1, false},
+                      ZooCase{1, 0, ac::CheckpointMode::NonReentrant, 1, 1, true, "bf16"},
+                      ZooCase{2, 1, ac::CheckpointMode::Reentrant, 2, 1, false, "mp"},            // EP 2
+                      ZooCase{4, 2, ac::CheckpointMode::NonReentrant, 1, 1, true, "mp_upcast"},   // EP 2 x 2
+                      ZooCase{4, 0, ac::CheckpointMode::SelectiveOps, 1, 2, false, "mp_bf16_reduce"},
+                      ZooCase{8, 2, ac::CheckpointMode::None, 2, 1, true, "mp"}),
     [](const ::testing::TestParamInfo<ZooCase>& info) { return name_of(info.param); });
 
 }  // namespace

@@ -95,6 +95,8 @@ harness::Scenario assemble(const ScenarioDraw& d) {
   sc.micro_batches = d.micro_batches;
   sc.forwards_per_backward = d.forwards_per_backward;
   sc.eval_forward = d.eval_forward;
+  sc.dtype = d.dtype;
+  sc.mixed_precision = d.mixed_precision;
   if (d.optimizer == train::OptimizerConfig::Kind::AdamW) {
     // AdamW's update g / (|g| + eps) is ill-conditioned where |g| ~ eps: reduction-order rounding
     // of a near-zero gradient flips an lr-sized step. A larger eps keeps parity meaningful.

@@ -77,6 +77,8 @@ struct ScenarioDraw {
   int micro_batches = 1;
   int forwards_per_backward = 1;
   bool eval_forward = false;
+  std::string dtype = "float32";
+  std::optional<harness::MixedPrecisionSpec> mixed_precision;
   std::string profile;
   uint64_t seed = 0;
 };
@@ -118,6 +120,8 @@ struct ScenarioWeights {
   std::size_t no_final_norm = 3, final_norm = 1;
   std::size_t no_ep = 1, ep = 1;
   std::size_t no_eval = 4, eval = 1;
+  std::size_t float32 = 3, bfloat16 = 1;
+  std::size_t no_mixed_precision = 2, mixed_precision = 1;
 };
 
 ScenarioWeights plain_weights();
