@@ -10,8 +10,8 @@ source "$(dirname "$0")/common.sh"
 SEEDS="${1:-1 2 3 4 5}"
 LIMIT="${2:-300s}"
 # row:profile — the profile whose switch (or injected defect) reproduces the row.
-ALL_ROWS="1:torch-2.9 2:torch-2.7 3:torch-2.7 4:strict+experts_skip_empty 5:torch-2.9 10:strict+group_reference_cycle
-14:torch-2.11 S2:torch-2.11 S3:torch-2.11 S4:torch-2.11 S5:torch-2.11 S6:torch-2.11"
+ALL_ROWS="1:torch-2.9 2:torch-2.7 3:torch-2.7 4:strict+experts_skip_empty 5:torch-2.9 7:torch-2.11
+10:strict+group_reference_cycle 13:strict+upcast_frozen_params 14:torch-2.11 S2:torch-2.11 S3:torch-2.11 S4:torch-2.11 S5:torch-2.11 S6:torch-2.11"
 ROWS="${3:-$ALL_ROWS}"
 OUT="${ZOO_HUNT_OUT:-zoo-hunt}"
 mkdir -p "$OUT"

@@ -221,6 +221,12 @@ c10::ScalarType scalar_type_of(const std::string& name, const std::string& path)
   reject(path, quoted(name) + " is not a dtype (float32, bfloat16)");
 }
 
+std::string dtype_name(c10::ScalarType type) {
+  for (const std::string& name : dtype_names())
+    if (scalar_type_of(name) == type) return name;
+  return c10::toString(type);
+}
+
 fsdp::MixedPrecisionPolicy Scenario::mp_policy() const {
   fsdp::MixedPrecisionPolicy mp;
   if (!mixed_precision) return mp;

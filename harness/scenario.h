@@ -93,6 +93,8 @@ struct MixedPrecisionSpec {
 const std::vector<std::string>& dtype_names();
 // The scalar type of a dtype name; throws std::invalid_argument naming `path` for any other.
 c10::ScalarType scalar_type_of(const std::string& name, const std::string& path = "dtype");
+// The scenario's name of a scalar type ("float32", "bfloat16"; c10's own name for any other).
+std::string dtype_name(c10::ScalarType type);
 
 struct Scenario {
   int schema = kScenarioSchema;

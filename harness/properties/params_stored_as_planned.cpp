@@ -28,8 +28,8 @@ Verdict check_params_stored_as_planned(const Scenario& sc, const RunRecord& run)
       return {"params_stored_as_planned", false, false,
               "rank " + std::to_string(r.rank) + ", group " + first->group + ": parameter " + first->fqn + " (" +
                   (first->requires_grad ? "trainable" : "frozen") + ") is stored as " +
-                  c10::toString(first->local.scalar_type()) + ", planned " +
-                  c10::toString(sc.stored_dtype(first->requires_grad)) + " (dtype " + quoted(sc.dtype) +
+                  dtype_name(first->local.scalar_type()) + ", planned " +
+                  dtype_name(sc.stored_dtype(first->requires_grad)) + " (dtype " + quoted(sc.dtype) +
                   (sc.mixed_precision ? ", mixed precision" : "") + "); " + std::to_string(count) +
                   " parameter(s) on this rank hold " + std::to_string(extra) + " bytes more than planned"};
   }

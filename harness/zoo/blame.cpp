@@ -52,6 +52,8 @@ std::string row_of(const std::string& name, const Scenario& sc, const RunRecord&
   if (name == "reentrant_checkpoint_needs_input_grad") return "14";
   if (name == "experts_skip_empty") return "4";
   if (name == "group_reference_cycle") return "10";
+  if (name == "all_reduce_state_per_group") return "7";
+  if (name == "upcast_frozen_params") return "13";
   if (name == "stale_state_survives_non_last_backward") return "S4";
   if (name == "recompute_of_finished_group_takes_forward_path") return "S6";
   if (name == "prefetch_skips_groups_without_pending_backward" ||

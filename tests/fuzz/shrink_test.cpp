@@ -54,6 +54,8 @@ Scenario minimal_like(const Scenario& like, bool generated = true) {
   m.micro_batches = 1;
   m.forwards_per_backward = 1;
   m.eval_forward = false;
+  m.dtype = "float32";
+  m.mixed_precision.reset();
   BlockSpec b;
   b.kind = BlockSpec::Kind::Moe;
   b.gated = true;
