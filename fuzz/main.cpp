@@ -2,6 +2,7 @@
 // Parsing and exit codes live here; the work lives in the subcommands.
 #include "fuzz/cli/conform_command.h"
 #include "fuzz/cli/exit_codes.h"
+#include "fuzz/cli/export_command.h"
 #include "fuzz/cli/fuzz_command.h"
 #include "fuzz/cli/gen_command.h"
 #include "fuzz/cli/shrink_command.h"
@@ -40,6 +41,8 @@ int main(int argc, char** argv) {
   CLI::App* shrink_cmd = add_shrink_command(app, shrink);
   GenOptions gen;
   CLI::App* gen_cmd = add_gen_command(app, gen);
+  ExportOptions export_options;
+  CLI::App* export_cmd = add_export_command(app, export_options);
   std::string command_line = "shardfuzz";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
 
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
     if (fuzz_cmd->parsed()) return run_fuzz(fuzz, command_line, std::cout, std::cerr);
     if (shrink_cmd->parsed()) return run_shrink(shrink, command_line, std::cout, std::cerr);
     if (gen_cmd->parsed()) return run_gen(gen, std::cout, std::cerr);
+    if (export_cmd->parsed()) return run_export(export_options, std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "shardfuzz: " << e.what() << "\n";
     return kExitUsage;

@@ -11,6 +11,13 @@ namespace shardfuzz::cli {
 
 struct ConformOptions {
   std::string traces_dir;  // empty: default_traces_dir()
+  // --emit DIR: instead of replaying, write `cases` generated scenarios as torch reproducers
+  // (case-K.py), for harness/torch/run_batch.py to record on PyTorch and --traces to replay.
+  std::string emit_dir;
+  int cases = 200;
+  uint64_t seed = 1;
+  int world = 1;
+  std::string profile = "torch-2.11";
 };
 
 // ../shared/conformance/traces relative to the current directory when that folder exists, else "".

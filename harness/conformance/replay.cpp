@@ -2,6 +2,7 @@
 #include "harness/conformance/replay.h"
 
 #include "harness/conformance/trace_scenario.h"
+#include "harness/scenario_json.h"
 #include "harness/json_files.h"
 #include "harness/threads_backend.h"
 
@@ -95,8 +96,19 @@ ConformanceResult replay_trace_file(const std::string& path) {
       return r;
     }
     RunOptions options;
-    options.optimizer_step = false;  // record.py runs forward and backward only
-    r = compare_trace(trace, run_threads(scenario_from_trace(trace), options));
+    Scenario scenario;
+    if (trace.contains("shardfuzz_scenario")) {
+      // Written by an exported reproducer (shardfuzz export --torch): the scenario itself, run the
+      // whole step, under the profile torch ran as.
+      scenario = scenario_from_json(trace.at("shardfuzz_scenario"));
+      scenario.profile = trace.at("profile").get<std::string>();
+      scenario.world_size = trace.at("world_size").get<int>();
+      scenario.validate();
+    } else {
+      options.optimizer_step = false;  // record.py runs forward and backward only
+      scenario = scenario_from_trace(trace);
+    }
+    r = compare_trace(trace, run_threads(scenario, options));
     r.file = std::filesystem::path(path).filename().string();
   } catch (const std::exception& e) {
     r.ok = false;

@@ -69,11 +69,13 @@ std::shared_ptr<FSDPState> fully_shard(nn::Module& module, const mesh::DeviceMes
   if (fsdp_state_of(module)) throw std::logic_error(where + ": module is already fully_shard-ed");
   if (module.hooks()) throw std::logic_error(where + ": module already has forward hooks");
   GroupMesh gm = group_mesh(mesh, options, where);
-  if (options.reshard_after_forward.kind == ReshardAfterForward::Kind::Int &&
-      options.reshard_after_forward.n == gm.shard->size())
-    options.reshard_after_forward = ReshardAfterForward::yes();
-  else if (options.reshard_after_forward.kind == ReshardAfterForward::Kind::Int && options.reshard_after_forward.n == 1)
+  // Upstream's _get_post_forward_mesh_info checks 1 before the group size, so at a shard group of
+  // one rank an int 1 means False (found by differential conformance against torch 2.11).
+  if (options.reshard_after_forward.kind == ReshardAfterForward::Kind::Int && options.reshard_after_forward.n == 1)
     options.reshard_after_forward = ReshardAfterForward::no();
+  else if (options.reshard_after_forward.kind == ReshardAfterForward::Kind::Int &&
+           options.reshard_after_forward.n == gm.shard->size())
+    options.reshard_after_forward = ReshardAfterForward::yes();
 
   std::vector<std::pair<std::string, at::Tensor*>> managed;
   collect_managed(module, true, managed);

@@ -7,6 +7,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace shardfuzz::harness {
 namespace {
 
@@ -158,6 +160,33 @@ TEST(MixedPrecision, InputsAreCastByTheRootEvenWithoutParametersOfItsOwn) {
   const RunRecord run = run_threads(sc);
   ASSERT_TRUE(run.ok()) << run.error;
   for (const Verdict& v : check_properties(sc, run)) EXPECT_TRUE(v.ok) << v.property << ": " << v.message;
+}
+
+}  // namespace
+}  // namespace shardfuzz::harness
+
+namespace shardfuzz::harness {
+namespace {
+
+// Found by differential conformance against torch 2.11 (not mixed precision, but the same kind of
+// end-to-end check): at a shard group of one rank, reshard_after_forward=1 (int) means False, as
+// upstream's _get_post_forward_mesh_info checks 1 before the group size.
+TEST(ReshardAfterForwardInt, OneMeansFalseEvenWhenTheShardGroupHasOneRank) {
+  Scenario sc = hsdp_scenario("torch-2.11", 1, "float32", std::nullopt);
+  sc.world_size = 1;
+  sc.expert_shard_size = 0;
+  sc.fully_shard["layers.0.moe.experts"].mesh = "dp";
+  sc.fully_shard["layers.0"].reshard_after_forward = fsdp::ReshardAfterForward::ranks(1);
+  const RunRecord run = run_threads(sc);
+  ASSERT_TRUE(run.ok()) << run.error;
+  bool checked = false;
+  for (const auto& e : run.ranks[0].timeline)
+    if (e.event == "post_forward" && e.group == "layers.0" && !e.detail.value("in_backward", false)) {
+      EXPECT_NE(std::find(e.unsharded.begin(), e.unsharded.end(), "layers.0"), e.unsharded.end())
+          << "layers.0 stays unsharded after forward";
+      checked = true;
+    }
+  EXPECT_TRUE(checked);
 }
 
 }  // namespace
