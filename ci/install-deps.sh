@@ -8,6 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache
   libtorch-dev nlohmann-json3-dev libcli11-dev
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3  # compiles the exported torch reproducers (py_compile) in the tests
 )
 
 missing=()
