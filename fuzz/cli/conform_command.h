@@ -18,6 +18,12 @@ struct ConformOptions {
   uint64_t seed = 1;
   int world = 1;
   std::string profile = "torch-2.11";
+  // --torch-python PY: emit (the --cases generated scenarios, or --scenario FILE --repeat K times),
+  // record them on PyTorch with PY running harness/torch/run_batch.py, and replay the recordings,
+  // with the per-scenario time of each side.
+  std::string torch_python;
+  std::string scenario_file;
+  int repeat = 1;
 };
 
 // ../shared/conformance/traces relative to the current directory when that folder exists, else "".

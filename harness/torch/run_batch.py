@@ -26,7 +26,7 @@ def worker(rank, world, scripts, out_dir, cpu):
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=60))
-    start, done, failed = time.time(), 0, 0
+    start, done, failed, seconds = time.time(), 0, 0, {}
     for path in scripts:
         name = os.path.basename(path)[:-3]
         out = os.path.join(out_dir, name + ".json")
@@ -34,7 +34,9 @@ def worker(rank, world, scripts, out_dir, cpu):
             module = load(path)
             if module.PLAN["world_size"] != world:
                 continue
+            t0 = time.perf_counter()
             module.run(rank, world, dict(module.PLAN, keep_process_group=True, cpu=not cuda), module.build, out)
+            seconds[name] = time.perf_counter() - t0
             done += 1
         except Exception as e:  # the recording failed: say so in the trace
             failed += 1
@@ -44,7 +46,12 @@ def worker(rank, world, scripts, out_dir, cpu):
                                "steps": []}, f)
         dist.barrier()
     if rank == 0:
-        print(f"run_batch: world {world}: {done} recorded, {failed} failed, {time.time() - start:.1f} s", flush=True)
+        warm = sorted(list(seconds.values())[1:])  # the first run pays for lazy initialisation
+        median = warm[len(warm) // 2] if warm else float("nan")
+        print(f"run_batch: world {world}: {done} recorded, {failed} failed, {time.time() - start:.1f} s "
+              f"(warm median {median * 1000:.1f} ms per scenario)", flush=True)
+        with open(os.path.join(out_dir, "timings.txt"), "w") as f:
+            f.writelines(f"{name} {s:.6f}\n" for name, s in seconds.items())
     dist.destroy_process_group()
 
 
