@@ -1,0 +1,37 @@
+// Fuzz throughput: the standard small scenario (4 gated MoE blocks, dim 64, 4 experts, hidden 128,
+// nested experts, non-reentrant AC, wrapped head, 32 tokens, world 4, 2 SGD steps) on the threads
+// backend — the run alone, and the run plus every property (what one fuzz case costs).
+#include "harness/properties/property.h"
+#include "harness/standard_scenarios.h"
+#include "harness/threads_backend.h"
+
+#include <benchmark/benchmark.h>
+
+namespace shardfuzz::bench {
+namespace {
+
+void BM_StandardSmallRun(benchmark::State& state) {
+  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  for (auto _ : state) {
+    harness::RunRecord run = harness::run_threads(sc);
+    benchmark::DoNotOptimize(run);
+    if (!run.ok()) state.SkipWithError(run.error.c_str());
+  }
+  state.SetItemsProcessed(state.iterations());  // items/s = scenarios per second
+}
+BENCHMARK(BM_StandardSmallRun)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_StandardSmallCase(benchmark::State& state) {
+  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  for (auto _ : state) {
+    const harness::RunRecord run = harness::run_threads(sc);
+    auto verdicts = harness::check_properties(sc, run);
+    benchmark::DoNotOptimize(verdicts);
+    if (harness::first_failure(verdicts)) state.SkipWithError("a property failed");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace shardfuzz::bench
