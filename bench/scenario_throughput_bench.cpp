@@ -21,6 +21,21 @@ void BM_StandardSmallRun(benchmark::State& state) {
 }
 BENCHMARK(BM_StandardSmallRun)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same run without the timeline (each event's allocator read, ledger totals and group scan):
+// the ratio of the two is what the probe and timeline cost.
+void BM_StandardSmallRunNoTimeline(benchmark::State& state) {
+  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  harness::RunOptions options;
+  options.record_timeline = false;
+  for (auto _ : state) {
+    harness::RunRecord run = harness::run_threads(sc, options);
+    benchmark::DoNotOptimize(run);
+    if (!run.ok()) state.SkipWithError(run.error.c_str());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_StandardSmallRunNoTimeline)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_StandardSmallCase(benchmark::State& state) {
   const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
   for (auto _ : state) {

@@ -32,6 +32,8 @@ lines = [
     "|---|---|---|",
     f"| standard small scenario, world 4, threads backend: run only | — | {rate('BM_StandardSmallRun/real_time'):.1f} scenarios/s |",
     f"| the same with every property checked (one fuzz case) | >= 50/s with per-case isolation | {rate('BM_StandardSmallCase/real_time'):.1f} scenarios/s (no isolation yet: issue 7) |",
+    f"| probe and timeline: run time with / without the timeline | <= 1.05 | "
+    f"{rows['BM_StandardSmallRun/real_time']['real_time'] / rows['BM_StandardSmallRunNoTimeline/real_time']['real_time']:.3f} |",
     f"| seed leak under torch-2.9: find + shrink, median of seeds 1-5 | < 10 s | {shrink_s:.2f} s (find {med('find_s'):.2f} s, {med('cases'):.0f} cases; {med('shrink_runs'):.0f} shrink runs) |",
 ]
 for size, label in ((1 << 20, "1 MiB"), (64 << 20, "64 MiB")):
@@ -44,8 +46,8 @@ for size, label in ((1 << 20, "1 MiB"), (64 << 20, "64 MiB")):
 lines += [
     "",
     "Not measured yet: a native training step against plain LibTorch forward/backward/SGD of the same",
-    "unsharded model (needs a plain twin of the model zoo), the cost of the memory probe and timeline",
-    "(the probe is always on; needs a switch), and the GPU rows (the native CUDA path is issue 6; the",
+    "unsharded model (needs a plain twin of the model zoo; the counting allocator itself cannot be",
+    "switched off, so the probe row measures the timeline's snapshots), and the GPU rows (the native CUDA path is issue 6; the",
     "torch side's per-scenario times are in docs/torch-backend.md).",
 ]
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")

@@ -56,6 +56,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
     rec.baseline_bytes = memory::allocated_bytes(rank).current;
     {
       fsdp::RankRuntime rt(rank, fsdp::Profile::named(sc.profile));
+      rt.set_timeline_enabled(options.record_timeline);
       {
         auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
         const int k = sc.expert_shard_size == 0 ? world_size : sc.expert_shard_size;

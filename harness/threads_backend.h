@@ -14,6 +14,7 @@ struct RunOptions {
   // stuck (a hang: ranks in different collectives); short enough that shrinking a hang stays fast.
   std::chrono::milliseconds deadline{3000};
   bool optimizer_step = true;                 // false: forward/backward only (the recorded traces)
+  bool record_timeline = true;                // false: no timeline (benchmarks; properties need it)
 };
 
 // Validates the scenario first (std::invalid_argument naming the field); rank failures are

@@ -37,6 +37,7 @@ ParamGroup* RankRuntime::find_group(const std::string& name) const {
 
 void RankRuntime::record(const std::string& event, const std::string& group, nlohmann::json detail,
                          const std::string& category) {
+  if (!timeline_enabled_) return;
   memory::TimelineEvent e;
   e.event = event;
   e.group = group;

@@ -42,6 +42,9 @@ class RankRuntime {
   // when this runtime was created).
   void record(const std::string& event, const std::string& group, nlohmann::json detail = nlohmann::json::object(),
               const std::string& category = "fsdp");
+  // Off: record() keeps nothing (the benchmarks' measure of what the timeline costs; the
+  // properties need it on).
+  void set_timeline_enabled(bool enabled) { timeline_enabled_ = enabled; }
 
  private:
   int rank_;
@@ -49,6 +52,7 @@ class RankRuntime {
   std::shared_ptr<memory::Ledger> ledger_;
   memory::Timeline timeline_;
   int step_ = 0;
+  bool timeline_enabled_ = true;
   // The probe counts per rank for the whole process; events report bytes above this runtime's start.
   int64_t baseline_bytes_ = 0;
   mutable std::mutex mu_;
