@@ -21,11 +21,6 @@
 #include <sys/stat.h>
 
 namespace shardfuzz::harness {
-namespace {
-
-using nlohmann::json;
-
-// ---- writing ----------------------------------------------------------------------------------
 
 const char* block_kind_name(BlockSpec::Kind k) {
   switch (k) {
@@ -35,6 +30,12 @@ const char* block_kind_name(BlockSpec::Kind k) {
   }
   return "?";
 }
+
+namespace {
+
+using nlohmann::json;
+
+// ---- writing ----------------------------------------------------------------------------------
 
 const char* optimizer_kind_name(train::OptimizerConfig::Kind k) {
   switch (k) {

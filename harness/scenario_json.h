@@ -22,6 +22,8 @@ struct ScenarioTextLimits {
 
 // Every field, defaults included, so that the text is the whole scenario.
 nlohmann::json to_json(const Scenario& scenario);
+// A block kind as the JSON (and the torch export) spells it: "moe", "mlp", "routed_moe".
+const char* block_kind_name(BlockSpec::Kind kind);
 // The same, "schema" first and then the fields in declaration order, 2-space indent, no trailing
 // newline (as json::dump; writers add it). Never throws: invalid UTF-8 in `name` becomes U+FFFD.
 std::string to_json_text(const Scenario& scenario);

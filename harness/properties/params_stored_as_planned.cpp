@@ -36,11 +36,4 @@ Verdict check_params_stored_as_planned(const Scenario& sc, const RunRecord& run)
   return {"params_stored_as_planned", true, false, "every parameter is stored in its planned dtype"};
 }
 
-double Tolerances::parity_relative(const Scenario& sc) {
-  const bool bf16 = sc.dtype == "bfloat16" ||
-                    (sc.mixed_precision && (sc.mixed_precision->param_dtype == "bfloat16" ||
-                                            sc.mixed_precision->reduce_dtype.value_or("") == "bfloat16"));
-  return bf16 ? kParityRelativeBf16 : kParityRelative;
-}
-
 }  // namespace shardfuzz::harness

@@ -13,6 +13,13 @@
 
 namespace shardfuzz::harness {
 
+double Tolerances::parity_relative(const Scenario& sc) {
+  const bool bf16 = sc.dtype == "bfloat16" ||
+                    (sc.mixed_precision && (sc.mixed_precision->param_dtype == "bfloat16" ||
+                                            sc.mixed_precision->reduce_dtype.value_or("") == "bfloat16"));
+  return bf16 ? kParityRelativeBf16 : kParityRelative;
+}
+
 Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
   BuildOptions as_reference;
   as_reference.reference = true;

@@ -28,15 +28,6 @@ std::string py_str(const std::string& s) {
 
 std::string py_dtype(c10::ScalarType t) { return t == c10::ScalarType::BFloat16 ? "torch.bfloat16" : "torch.float32"; }
 
-std::string kind_name(BlockSpec::Kind k) {
-  switch (k) {
-    case BlockSpec::Kind::Moe: return "moe";
-    case BlockSpec::Kind::Mlp: return "mlp";
-    case BlockSpec::Kind::RoutedMoe: return "routed_moe";
-  }
-  return "moe";
-}
-
 std::string shard_args(const Scenario& sc, const ShardSpec& spec) {
   std::string args = "mesh=" + std::string(spec.mesh == "experts" ? "experts_mesh" : "dp_mesh");
   switch (spec.reshard_after_forward.kind) {
@@ -109,7 +100,7 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   py << "    blocks = [\n";
   for (const BlockSpec& b : sc.blocks)
     py << "        Block(" << d.dim << ", " << d.hidden << ", " << d.experts << ", " << d.heads << ", " << d.top_k << ", "
-       << py_str(kind_name(b.kind)) << ", gated=" << py_bool(b.gated) << ", attention=" << py_bool(b.attention)
+       << py_str(block_kind_name(b.kind)) << ", gated=" << py_bool(b.gated) << ", attention=" << py_bool(b.attention)
        << ", norm=" << py_bool(b.norm) << ", no_grad=" << py_bool(b.no_grad) << "),\n";
   py << "    ]\n"
      << "    model = Model(" << d.dim << ", " << (sc.embed ? d.vocab : 0) << ", " << py_bool(sc.final_norm) << ", blocks)\n";

@@ -13,9 +13,4 @@ std::string ReshardAfterForward::describe() const {
   return "?";
 }
 
-std::string MixedPrecisionPolicy::describe() const {
-  auto name = [](const std::optional<c10::ScalarType>& t) { return t ? std::string(c10::toString(*t)) : "None"; };
-  return "MixedPrecisionPolicy(param_dtype=" + name(param_dtype) + ", reduce_dtype=" + name(reduce_dtype) + ")";
-}
-
 }  // namespace shardfuzz::fsdp

@@ -30,8 +30,6 @@ struct MixedPrecisionPolicy {
   std::optional<c10::ScalarType> param_dtype;
   std::optional<c10::ScalarType> reduce_dtype;
   bool cast_forward_inputs = true;
-  bool enabled() const { return param_dtype.has_value() || reduce_dtype.has_value(); }
-  std::string describe() const;
 };
 
 struct FullyShardOptions {
