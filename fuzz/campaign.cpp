@@ -53,9 +53,9 @@ struct Checked {
   std::string message;
 };
 
-Checked check(const harness::Scenario& scenario) {
+Checked check(const harness::Scenario& scenario, harness::Backend* backend) {
   Checked c;
-  c.run = harness::run_threads(scenario);
+  c.run = backend ? backend->run(scenario) : harness::run_threads(scenario);
   const auto verdicts = harness::check_properties(scenario, c.run);
   if (const harness::Verdict* f = harness::first_failure(verdicts)) {
     c.property = f->property;
@@ -70,8 +70,9 @@ bool blamed_on(const std::vector<harness::zoo::Blame>& blames, const std::string
 
 }  // namespace
 
-std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message) {
-  Checked c = check(scenario);
+std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message,
+                                                  harness::Backend* backend) {
+  Checked c = check(scenario, backend);
   if (message) *message = c.message;
   return c.property;
 }
@@ -96,6 +97,9 @@ std::string write_reproducer(const harness::Scenario& minimal, const std::string
 
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
   CampaignResult result;
+  harness::Backend* backend = options.backend.get();
+  // Blame re-runs natively; the run that saw the failure is reusable only when it was native.
+  auto native = [&](const Checked& c) { return backend ? nullptr : &c.run; };
   const auto t0 = Clock::now();
   const bool tty = ::isatty(STDOUT_FILENO) != 0;
   double last_report = 0;
@@ -116,7 +120,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     const uint64_t seed = case_seed(options.seed, k);
     const int size = case_size(k);
     rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(options.gen, seed, size);
-    const Checked drawn_check = check(drawn.value());
+    const Checked drawn_check = check(drawn.value(), backend);
     const std::optional<std::string>& failure = drawn_check.property;
     const std::string& message = drawn_check.message;
     ++result.cases_run;
@@ -124,7 +128,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     if (!failure) continue;
     // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for the
     // row; the minimal case is blamed again below, since shrinking can move it to another.
-    if (!options.until_row.empty() && !blamed_on(harness::zoo::blame(drawn.value(), &drawn_check.run), options.until_row))
+    if (!options.until_row.empty() && !blamed_on(harness::zoo::blame(drawn.value(), native(drawn_check)), options.until_row))
       continue;
     const double found_at = seconds_since(t0);
     if (tty) out << "\n";
@@ -137,9 +141,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
     // replacing it by a non-reentrant one would still fail, as row 5).
     auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
-      const Checked c = check(s);
+      const Checked c = check(s, backend);
       if (!c.property || options.until_row.empty()) return c.property;
-      return blamed_on(harness::zoo::blame(s, &c.run), options.until_row) ? c.property : std::nullopt;
+      return blamed_on(harness::zoo::blame(s, native(c)), options.until_row) ? c.property : std::nullopt;
     };
     f.shrink = shrink(
         drawn, still_fails, options.shrink_budget,
@@ -149,11 +153,14 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
         },
         *failure);
     f.minimal = f.shrink.minimal;
-    const Checked minimal_check = check(f.minimal);
+    const Checked minimal_check = check(f.minimal, backend);
     f.message = minimal_check.message;
-    const auto blames = harness::zoo::blame(f.minimal, minimal_check.property ? &minimal_check.run : nullptr);
+    const auto blames = harness::zoo::blame(f.minimal, minimal_check.property ? native(minimal_check) : nullptr);
     f.blamed = harness::zoo::describe(blames);
     f.zoo = blames.empty() ? "unattributed" : blames.front().row;
+    if (backend && blames.empty() && harness::verdict_under(f.minimal, f.minimal.profile) == "pass")
+      f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile +
+                 " — a divergence between " + backend->name() + " and the native runtime";
     f.seconds_to_find = found_at;
     f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
                               options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed)

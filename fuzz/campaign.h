@@ -5,6 +5,7 @@
 
 #include "fuzz/gen/gen_config.h"
 #include "fuzz/shrink.h"
+#include "harness/backend.h"
 #include "harness/scenario.h"
 
 #include <cstdint>
@@ -26,6 +27,9 @@ struct CampaignOptions {
   // Hunt for one bug-zoo row: findings blamed on another row are reported and passed over.
   std::string until_row;
   std::string command;      // the command line, recorded in reproducers
+  // What runs each case (nullptr: the threads backend). Blame always runs the native runtime: a
+  // finding on torch that no native profile reproduces is unattributed (a divergence to explain).
+  std::shared_ptr<harness::Backend> backend;
 };
 
 struct Finding {
@@ -52,8 +56,10 @@ struct CampaignResult {
 uint64_t case_seed(uint64_t campaign_seed, int k);
 int case_size(int k);
 
-// The first failing property's name, or nullopt (the predicate shrinking preserves).
-std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message = nullptr);
+// The first failing property's name, or nullopt (the predicate shrinking preserves), on `backend`
+// (nullptr: the threads backend).
+std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message = nullptr,
+                                                  harness::Backend* backend = nullptr);
 
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out);
 

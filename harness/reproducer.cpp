@@ -117,35 +117,62 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   fs::rename(tmp, target);
 }
 
-std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message) {
+namespace {
+
+std::vector<Verdict> verdicts_under(const Scenario& scenario, const std::string& profile, Backend* backend) {
   Scenario sc = scenario;
   sc.profile = profile;
-  RunRecord run = run_threads(sc);
-  auto verdicts = check_properties(sc, run);
+  const RunRecord run = backend ? backend->run(sc) : run_threads(sc);
+  return check_properties(sc, run);
+}
+
+}  // namespace
+
+std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message, Backend* backend) {
+  const auto verdicts = verdicts_under(scenario, profile, backend);
   const Verdict* f = first_failure(verdicts);
   if (message) *message = f ? f->message : "";
   return f ? f->property : "pass";
 }
 
-std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::string& file) {
+std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::string& file, Backend* backend) {
   std::vector<ReplayResult> out;
   for (const auto& [profile, expected] : r.expected) {
+    if (backend && !backend->runs_profile(profile)) continue;
     ReplayResult res;
     res.file = file;
     res.profile = profile;
     res.expected = expected;
-    res.actual = verdict_under(r.scenario, profile, &res.message);
+    std::vector<Verdict> verdicts;
+    try {
+      verdicts = verdicts_under(r.scenario, profile, backend);
+    } catch (const std::invalid_argument& e) {  // a scenario this backend cannot express
+      if (!backend) throw;
+      res.skipped = true;
+      res.actual = "not run";
+      res.message = "the " + backend->name() + " backend cannot run it: " + e.what();
+      out.push_back(std::move(res));
+      continue;
+    }
+    const Verdict* f = first_failure(verdicts);
+    res.actual = f ? f->property : "pass";
+    res.message = f ? f->message : "";
+    for (const Verdict& v : verdicts)
+      if (v.property == expected && v.skipped && res.actual != expected) {
+        res.skipped = true;
+        res.message = "not observable on the " + backend->name() + " backend: " + v.message;
+      }
     out.push_back(std::move(res));
   }
   return out;
 }
 
-std::vector<ReplayResult> replay_dir(const std::string& dir) {
+std::vector<ReplayResult> replay_dir(const std::string& dir, Backend* backend) {
   std::vector<ReplayResult> out;
   for (const auto& f : json_files_in(dir, "replay")) {
     const std::string name = std::filesystem::path(f).filename().string();
     try {
-      auto results = replay_reproducer(load_reproducer(f), name);
+      auto results = replay_reproducer(load_reproducer(f), name, backend);
       out.insert(out.end(), results.begin(), results.end());
     } catch (const std::exception& e) {
       out.push_back({name, "-", "a loadable reproducer", "error", e.what()});

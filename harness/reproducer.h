@@ -4,6 +4,7 @@
 // and `shardfuzz replay DIR`.
 #pragma once
 
+#include "harness/backend.h"
 #include "harness/scenario.h"
 
 #include <nlohmann/json.hpp>
@@ -33,9 +34,10 @@ Scenario load_scenario_or_reproducer(const std::string& path);
 // Writes `text` to `path` through a temporary file in the same folder and a rename.
 void write_file_atomically(const std::string& path, const std::string& text);
 
-// Runs the scenario under `profile` and returns the first failing property's name, or "pass";
-// `message` receives the failure message.
-std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message = nullptr);
+// Runs the scenario under `profile` on `backend` (nullptr: the threads backend) and returns the
+// first failing property's name, or "pass"; `message` receives the failure message.
+std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message = nullptr,
+                          Backend* backend = nullptr);
 
 struct ReplayResult {
   std::string file;
@@ -43,10 +45,15 @@ struct ReplayResult {
   std::string expected;
   std::string actual;
   std::string message;
-  bool ok() const { return expected == actual; }
+  bool skipped = false;  // the backend cannot run this (message says why)
+  bool ok() const { return skipped || expected == actual; }
 };
-std::vector<ReplayResult> replay_reproducer(const Reproducer& reproducer, const std::string& file);
+// Every profile the reproducer lists that `backend` runs (nullptr: the threads backend, all of
+// them). A verdict whose property the backend could not observe, or a scenario it cannot express,
+// is a skipped result saying why.
+std::vector<ReplayResult> replay_reproducer(const Reproducer& reproducer, const std::string& file,
+                                            Backend* backend = nullptr);
 // Every *.json in `dir`, sorted.
-std::vector<ReplayResult> replay_dir(const std::string& dir);
+std::vector<ReplayResult> replay_dir(const std::string& dir, Backend* backend = nullptr);
 
 }  // namespace shardfuzz::harness

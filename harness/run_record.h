@@ -40,7 +40,22 @@ struct RankRecord {
   std::vector<memory::TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;
 };
 
+// What a backend could observe. The native runtime sees everything. PyTorch's FSDP2 (the torch
+// backend) keeps no ledger of buffer kinds, has an allocator probe on CUDA only, outlives the run
+// in a long-lived worker (no pre-model baseline), and draws its own weights and inputs (nothing to
+// compare with the native reference). Properties that need what was not observed are skipped,
+// saying so.
+struct Observed {
+  bool allocator = true;     // TimelineEvent::allocated_bytes
+  bool ledger = true;        // TimelineEvent::ledger and unsharded_grad_bytes
+  bool baseline = true;      // RankRecord baseline, teardown and training peak bytes
+  bool shard_values = true;  // ShardRecord::local holds values the native reference reproduces
+};
+
 struct RunRecord {
+  std::string backend = "threads";
+  Observed observed;
+  double seconds = 0;  // the run itself, as the backend timed it (torch: the slowest rank's run)
   std::vector<RankRecord> ranks;
   std::string error;        // the root failure ("rank R: message"), empty when every rank succeeded
   std::string error_kind;   // "collective_mismatch", "deadline", "aborted", "exception" or empty

@@ -12,14 +12,14 @@ namespace shardfuzz::cli {
 struct ConformOptions {
   std::string traces_dir;  // empty: default_traces_dir()
   // --emit DIR: instead of replaying, write `cases` generated scenarios as torch reproducers
-  // (case-K.py), for harness/torch/run_batch.py to record on PyTorch and --traces to replay.
+  // (case-K.py): standalone programs whose --json output --traces replays.
   std::string emit_dir;
   int cases = 200;
   uint64_t seed = 1;
   int world = 1;
   std::string profile = "torch-2.11";
   // --torch-python PY: emit (the --cases generated scenarios, or --scenario FILE --repeat K times),
-  // record them on PyTorch with PY running harness/torch/run_batch.py, and replay the recordings,
+  // record them on PyTorch through the torch backend (PY runs its worker), replay the recordings,
   // with the per-scenario time of each side.
   std::string torch_python;
   std::string scenario_file;

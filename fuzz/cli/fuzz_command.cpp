@@ -39,6 +39,7 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   cmd->add_flag("--keep-going", o.keep_going, "continue after a finding");
   cmd->add_option("--shrink-steps", o.shrink_steps, "shrink budget: runs")->capture_default_str();
   cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrink budget: seconds")->capture_default_str();
+  add_backend_flags(cmd, o.backend);
   return cmd;
 }
 
@@ -59,11 +60,24 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     c.until_row = o.until_row;
     c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
     c.command = command_line;
+    if (o.backend.backend != "threads") {
+      c.backend = make_backend(o.backend);
+      if (c.gen.profile.empty()) c.gen.profile = "torch-2.11";  // the torch as installed
+      if (!c.backend->runs_profile(c.gen.profile))
+        throw std::invalid_argument("--profile: the " + c.backend->name() + " backend runs torch-2.11 (as installed) " +
+                                    "or torch-2.9 (post_forward with PR #164009 undone), not '" + c.gen.profile + "'");
+    }
   } catch (const std::exception& e) {
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
   }
-  fuzz::CampaignResult r = fuzz::run_campaign(c, out);
+  fuzz::CampaignResult r;
+  try {
+    r = fuzz::run_campaign(c, out);
+  } catch (const std::runtime_error& e) {  // the backend itself broke (torch not importable, ...)
+    err << "shardfuzz fuzz: " << e.what() << "\n";
+    return kExitUsage;
+  }
   out << "fuzz: " << r.cases_run << " cases in " << static_cast<int>(r.elapsed_seconds) << " s, " << r.findings.size()
       << " finding(s)\n";
   return r.findings.empty() ? kExitOk : kExitFindings;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fuzz/campaign.h"
+#include "fuzz/cli/backend_flags.h"
 
 #include <CLI/App.hpp>
 
@@ -22,6 +23,7 @@ struct FuzzOptions {
   std::string until_row;
   int shrink_steps = 300;
   double shrink_seconds = 120;
+  BackendFlags backend;
 };
 
 CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& options);

@@ -9,20 +9,26 @@ namespace shardfuzz::cli {
 CLI::App* add_replay_command(CLI::App& app, ReplayOptions& options) {
   CLI::App* cmd = app.add_subcommand("replay", "Replay every reproducer in DIR against its expected verdicts");
   cmd->add_option("dir", options.dir, "folder of reproducer JSON files")->capture_default_str();
+  add_backend_flags(cmd, options.backend);
   return cmd;
 }
 
 int run_replay(const ReplayOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<harness::ReplayResult> results;
   try {
-    results = harness::replay_dir(options.dir);
+    std::unique_ptr<harness::Backend> backend;
+    if (options.backend.backend != "threads") backend = make_backend(options.backend);
+    results = harness::replay_dir(options.dir, backend.get());
   } catch (const std::exception& e) {
     err << "shardfuzz replay: " << e.what() << "\n";
     return kExitUsage;
   }
-  int passed = 0, failed = 0;
+  int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) {
-    if (r.ok()) {
+    if (r.skipped) {
+      ++skipped;
+      out << "SKIP " << r.file << " [" << r.profile << "] " << r.message << "\n";
+    } else if (r.ok()) {
       ++passed;
       out << "PASS " << r.file << " [" << r.profile << "] " << r.expected << "\n";
     } else {
@@ -31,7 +37,7 @@ int run_replay(const ReplayOptions& options, std::ostream& out, std::ostream& er
           << (r.message.empty() ? "" : ": " + r.message) << "\n";
     }
   }
-  out << "replay: " << passed << " passed, " << failed << " failed\n";
+  out << "replay: " << passed << " passed, " << failed << " failed" << (skipped ? ", " + std::to_string(skipped) + " skipped" : "") << "\n";
   return failed ? kExitFindings : kExitOk;
 }
 

@@ -1,6 +1,8 @@
 // `shardfuzz replay DIR`: every reproducer against its expected verdict per profile.
 #pragma once
 
+#include "fuzz/cli/backend_flags.h"
+
 #include <CLI/App.hpp>
 
 #include <ostream>
@@ -10,6 +12,7 @@ namespace shardfuzz::cli {
 
 struct ReplayOptions {
   std::string dir = "reproducers";
+  BackendFlags backend;
 };
 
 CLI::App* add_replay_command(CLI::App& app, ReplayOptions& options);

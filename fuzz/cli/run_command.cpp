@@ -18,6 +18,7 @@ CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options) {
   cmd->add_option("--profile", options.profile, "override the semantics profile (torch-2.9, torch-2.11, strict)");
   cmd->add_option("--world", options.world, "override the world size");
   cmd->add_flag("--json", options.json, "print verdicts and timelines as JSON");
+  add_backend_flags(cmd, options.backend);
   return cmd;
 }
 
@@ -32,12 +33,23 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
     err << "shardfuzz run: " << options.file << ": " << e.what() << "\n";
     return kExitUsage;
   }
-  harness::RunRecord run = harness::run_threads(sc);
+  harness::RunRecord run;
+  try {
+    auto backend = make_backend(options.backend);
+    if (!backend->runs_profile(sc.profile))
+      throw std::invalid_argument("profile '" + sc.profile + "': the " + backend->name() +
+                                  " backend runs torch-2.11 (as installed) or torch-2.9; pass --profile");
+    run = backend->run(sc);
+  } catch (const std::exception& e) {
+    err << "shardfuzz run: " << options.file << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
   auto verdicts = harness::check_properties(sc, run);
   if (options.json) {
     nlohmann::json j;
     j["scenario"] = harness::to_json(sc);
     j["error"] = run.error;
+    j["backend"] = run.backend;
     for (const auto& v : verdicts)
       j["verdicts"].push_back({{"property", v.property}, {"ok", v.ok}, {"skipped", v.skipped}, {"message", v.message}});
     for (const auto& r : run.ranks) {
@@ -50,7 +62,7 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
   } else {
     out << "scenario " << (sc.name.empty() ? options.file : sc.name) << ": world " << sc.world_size << ", "
         << sc.blocks.size() << " block(s), " << sc.fully_shard.size() << " fully_shard group(s), profile "
-        << sc.profile << ", " << sc.steps << " step(s)\n\n";
+        << sc.profile << ", " << sc.steps << " step(s), backend " << run.backend << "\n\n";
     if (run.ok())
       for (const auto& r : run.ranks)
         out << harness::format_layer_table(harness::group_table(r, sc.steps - 1),

@@ -2,6 +2,8 @@
 // every rank and the verdict of every property.
 #pragma once
 
+#include "fuzz/cli/backend_flags.h"
+
 #include <CLI/App.hpp>
 
 #include <ostream>
@@ -10,6 +12,7 @@
 namespace shardfuzz::cli {
 
 struct RunCommandOptions {
+  BackendFlags backend;
   std::string file;
   std::string profile;  // empty: the scenario's own
   int world = 0;        // 0: the scenario's own

@@ -16,21 +16,28 @@ CLI::App* add_shrink_command(CLI::App& app, ShrinkOptions& o) {
   cmd->add_option("--steps", o.steps, "budget: runs")->capture_default_str();
   cmd->add_option("--seconds", o.seconds, "budget: seconds")->capture_default_str();
   cmd->add_flag("--keep-world", o.keep_world, "never change the world size");
+  add_backend_flags(cmd, o.backend);
   return cmd;
 }
 
 int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ostream& out, std::ostream& err) {
   harness::Scenario sc;
+  std::unique_ptr<harness::Backend> backend;
   try {
     sc = harness::load_scenario_or_reproducer(o.file);
     if (!o.profile.empty()) sc.profile = o.profile;
     sc.validate();
+    backend = make_backend(o.backend);
+    if (!backend->runs_profile(sc.profile))
+      throw std::invalid_argument("profile '" + sc.profile + "': the " + backend->name() +
+                                  " backend runs torch-2.11 (as installed) or torch-2.9; pass --profile");
   } catch (const std::exception& e) {
     err << "shardfuzz shrink: " << o.file << ": " << e.what() << "\n";
     return kExitUsage;
   }
+  harness::Backend* on = o.backend.backend == "threads" ? nullptr : backend.get();
   std::string message;
-  auto failure = fuzz::first_failing_property(sc, &message);
+  auto failure = fuzz::first_failing_property(sc, &message, on);
   if (!failure) {
     out << "shrink: " << o.file << " passes every property under " << sc.profile << ": nothing to shrink\n";
     return kExitOk;
@@ -39,7 +46,7 @@ int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ost
   fuzz::StructuralShrinkOptions so;
   so.keep_world = o.keep_world;
   auto result = fuzz::shrink(
-      fuzz::shrinkable_from(sc, so), [](const harness::Scenario& s) { return fuzz::first_failing_property(s); },
+      fuzz::shrinkable_from(sc, so), [&](const harness::Scenario& s) { return fuzz::first_failing_property(s, nullptr, on); },
       {o.steps, o.seconds},
       [&](const fuzz::ShrinkStep& step) {
         out << "shrink: step " << step.accepted << " (" << step.tried << " tried): " << step.scenario.blocks.size()
@@ -47,7 +54,7 @@ int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ost
             << "\n" << std::flush;
       },
       *failure);
-  fuzz::first_failing_property(result.minimal, &message);
+  fuzz::first_failing_property(result.minimal, &message, on);
   const std::string path = fuzz::write_reproducer(result.minimal, *failure, message, o.out, command_line);
   out << "shrink: " << result.steps_accepted << " steps accepted of " << result.steps_tried << " tried"
       << (result.budget_exhausted ? " (budget exhausted)" : "") << "\nshrink: wrote " << path

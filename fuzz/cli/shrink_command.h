@@ -1,6 +1,8 @@
 // `shardfuzz shrink FILE`: minimise a failing scenario (same first failing property) and write it.
 #pragma once
 
+#include "fuzz/cli/backend_flags.h"
+
 #include <CLI/App.hpp>
 
 #include <ostream>
@@ -15,6 +17,7 @@ struct ShrinkOptions {
   int steps = 300;
   double seconds = 120;
   bool keep_world = false;
+  BackendFlags backend;
 };
 
 CLI::App* add_shrink_command(CLI::App& app, ShrinkOptions& options);

@@ -8,6 +8,8 @@ namespace shardfuzz::harness {
 
 Verdict check_flat_end_of_step_memory(const Scenario& sc, const RunRecord& run) {
   if (sc.steps < 3) return {"flat_end_of_step_memory", true, true, "needs 3 steps or more"};
+  if (!run.observed.allocator)
+    return {"flat_end_of_step_memory", true, true, "the " + run.backend + " backend recorded no allocator bytes here"};
   for (const RankRecord& r : run.ranks) {
     int64_t first = 0;
     bool have = false;

@@ -5,6 +5,7 @@
 // what the ledger's legitimate entries explain (sharded grads, the next prefetch, reduce-scatter
 // keep-alives) plus the unsharded grads of groups still in backward, plus a stated tolerance.
 // HSDP, exact: at each post_backward only that group may hold its reduce output (all_reduce_input).
+// The allocator comparison needs both the allocator and the ledger (not the torch backend's).
 #include "harness/properties/property.h"
 
 #include <algorithm>
@@ -86,7 +87,7 @@ Verdict check_per_layer_return_to_baseline(const Scenario& sc, const RunRecord& 
           // With several forwards per backward a block runs backward once per use and the engine
           // interleaves the uses: the allocator comparison between consecutive blocks no longer
           // isolates one layer, so only the exact ledger checks above apply.
-          if (is_block(e.group) && sc.forwards_per_backward == 1) {
+          if (is_block(e.group) && sc.forwards_per_backward == 1 && run.observed.allocator && run.observed.ledger) {
             if (prev_block) {
               const int64_t growth = e.allocated_bytes - prev_block->allocated_bytes;
               const int64_t explained =

@@ -4,6 +4,8 @@
 namespace shardfuzz::harness {
 
 Verdict check_teardown_to_baseline(const Scenario&, const RunRecord& run) {
+  if (!run.observed.baseline)
+    return {"teardown_to_baseline", true, true, "the " + run.backend + " backend has no pre-model baseline"};
   for (const RankRecord& r : run.ranks)
     if (r.teardown_bytes != r.baseline_bytes)
       return {"teardown_to_baseline", false, false,

@@ -106,10 +106,12 @@ class RoutedExperts(nn.Module):  # grouped-mm semantics: every expert runs, even
 
 
 class RoutedMoE(nn.Module):  # softmax router, top-k without renormalisation (torchtitan's default)
-    def __init__(self, dim, hidden, experts, top_k):
+    def __init__(self, dim, hidden, experts, top_k, ep=None):
         super().__init__()
-        self.top_k = top_k
-        self.experts = RoutedExperts(dim, hidden, experts)  # experts first, as shardfuzz registers them
+        self.top_k, self.num_experts, self.ep = top_k, experts, ep
+        ep_size = dist.get_world_size(ep) if ep is not None else 1
+        # Expert parallel: this rank holds experts [ep_rank * E/ep, (ep_rank + 1) * E/ep).
+        self.experts = RoutedExperts(dim, hidden, experts // ep_size)  # experts first, as shardfuzz registers them
         self.router = Linear(dim, experts, bias=False)
 
     def forward(self, x):
@@ -118,9 +120,34 @@ class RoutedMoE(nn.Module):  # softmax router, top-k without renormalisation (to
         flat = chosen.reshape(-1)
         order = flat.argsort(stable=True)
         token = order // self.top_k
-        counts = torch.bincount(flat, minlength=probs.shape[1]).tolist()
-        y = self.experts(x[token], counts) * probs.gather(1, chosen).reshape(-1)[order].unsqueeze(1)
+        counts = torch.bincount(flat, minlength=probs.shape[1])
+        routed = x[token]
+        if self.ep is None or dist.get_world_size(self.ep) == 1:
+            y = self.experts(routed, counts.tolist())
+        else:
+            y = self.dispatch_and_combine(routed, counts)
+        y = y * probs.gather(1, chosen).reshape(-1)[order].unsqueeze(1)
         return torch.zeros_like(x).index_add(0, token, y)
+
+    def dispatch_and_combine(self, routed, counts):
+        """All-to-all to the ranks holding each expert, the local experts, all-to-all back (as the
+        native RoutedMoE::run_experts; the FSDP hooks of `experts` fire between the two)."""
+        from torch.distributed._functional_collectives import all_to_all_single_autograd
+        n = dist.get_world_size(self.ep)
+        local = self.num_experts // n
+        recv = torch.empty_like(counts)  # recv[i * local + e]: rows rank i sends to local expert e
+        dist.all_to_all_single(recv, counts, group=self.ep)
+        send, recv = counts.tolist(), recv.tolist()
+        send_splits = [sum(send[i * local:(i + 1) * local]) for i in range(n)]
+        recv_splits = [sum(recv[i * local:(i + 1) * local]) for i in range(n)]
+        received = all_to_all_single_autograd(routed, recv_splits, send_splits, self.ep)
+        starts = [sum(recv[:j]) for j in range(n * local)]
+        regroup = [starts[i * local + e] + r for e in range(local) for i in range(n) for r in range(recv[i * local + e])]
+        regroup = torch.tensor(regroup, dtype=torch.long, device=routed.device)
+        per_expert = [sum(recv[i * local + e] for i in range(n)) for e in range(local)]
+        out = self.experts(received[regroup], per_expert)
+        by_source = torch.empty_like(out).index_copy(0, regroup, out)
+        return all_to_all_single_autograd(by_source, send_splits, recv_splits, self.ep)
 
 
 class Mlp(nn.Module):
@@ -133,7 +160,7 @@ class Mlp(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, dim, hidden, experts, heads, top_k, kind, gated, attention, norm, no_grad):
+    def __init__(self, dim, hidden, experts, heads, top_k, kind, gated, attention, norm, no_grad, ep=None):
         super().__init__()
         self.no_grad = no_grad
         self.attn = Attention(dim, heads) if attention else Linear(dim, dim)
@@ -141,7 +168,7 @@ class Block(nn.Module):
         if kind == "mlp":
             self.mlp = Mlp(dim, hidden)
         elif kind == "routed_moe":
-            self.moe = RoutedMoE(dim, hidden, experts, top_k)
+            self.moe = RoutedMoE(dim, hidden, experts, top_k, ep)
         else:
             self.moe = MoE(dim, hidden, experts, gated)
 
@@ -200,12 +227,15 @@ def upcast_trainable(model):  # accelerate's preparation: float32 masters for wh
 TIMELINE, GROUPS, STATE = [], [], {"step": 0, "current": None, "rank": 0, "device": "cpu"}
 
 
-def _name(group):
-    fqn = group._module_fqn or "root"
+def _unwrapped(fqn):  # the module path without checkpoint wrappers, as the scenario names it
     return fqn.replace("._checkpoint_wrapped_module", "").replace("_checkpoint_wrapped_module.", "")
 
 
-def _record(event, group_name, detail=None):
+def _name(group):
+    return _unwrapped(group._module_fqn or "root")
+
+
+def _record(event, group_name, detail=None, category="fsdp"):
     pending = {_name(g): sum(t.numel() * t.element_size() for t in [g._all_gather_result.all_gather_output])
                for g in GROUPS if g._all_gather_result is not None}
     from torch.distributed.fsdp._fully_shard._fsdp_common import TrainingState
@@ -223,6 +253,8 @@ def _record(event, group_name, detail=None):
          "allocated_bytes": torch.cuda.memory_allocated() if STATE["device"] == "cuda" else None}
     if detail is not None:
         e["detail"] = detail
+    if category != "fsdp":  # step phases (forward_end, backward_end, step_end, ...), as the native timeline
+        e["category"] = category
     TIMELINE.append(e)
 
 
@@ -372,29 +404,41 @@ def run(rank, world, plan, build, out):
             return torch.randint(plan["vocab"], (plan["tokens"],), generator=gen, device=STATE["device"])
         x = torch.randn(plan["tokens"], plan["dim"], generator=gen, device=STATE["device"], dtype=plan["dtype"])
         return x.requires_grad_(plan["input_requires_grad"])
+    losses = []
     for step in range(plan["steps"]):
         STATE["step"] = step
+        total = 0.0
         for micro in range(plan["micro_batches"]):
             if plan["micro_batches"] > 1:
                 model.set_is_last_backward(micro + 1 == plan["micro_batches"])
             loss = sum((model(batch()).float().sum() if plan["loss"] == "sum" else model(batch()).float().mean())
-                       for _ in range(plan["forwards_per_backward"])) / plan["micro_batches"]
+                       for _ in range(plan["forwards_per_backward"]))
+            _record("forward_end", "", {"micro_batch": micro}, "train")
+            total += loss.item()
             if loss.requires_grad:
-                loss.backward()
+                (loss / plan["micro_batches"]).backward()
+            _record("backward_end", "", {"micro_batch": micro}, "train")
         if opt:
             opt.step()
+            _record("optimizer_step", "", None, "train")
             opt.zero_grad()
+            _record("zero_grad", "", None, "train")
         if plan["eval_forward"]:
             with torch.no_grad():
                 model(batch())
+            _record("eval_forward_end", "", None, "train")
+        losses.append(total / plan["micro_batches"])
+        _record("step_end", "", {"loss": losses[-1]}, "train")
     word, why = verdict()
+    if plan.get("record_dir"):
+        write_rank_record(plan["record_dir"], rank, world, losses, word, why)
     if rank == 0:
         print_table()
         print(f"{word}: {why}")
     if out and rank == 0:
         # The conformance-trace format (shared/conformance): rank 0's events per step, with the
         # scenario itself, so `shardfuzz conform --traces DIR` replays it on the native runtime.
-        steps = [[e for e in TIMELINE if e["step"] == s] for s in range(plan["steps"])]
+        steps = [[e for e in TIMELINE if e["step"] == s and "category" not in e] for s in range(plan["steps"])]
         doc = {"shardfuzz_scenario": json.loads(SCENARIO_JSON), "profile": emulated_profile(plan["profile"]),
                "world_size": world, "torch": torch.__version__, "device": STATE["device"], "error": None,
                "recorded_with": "shardfuzz export --torch", "verdict": word, "message": why, "steps": steps}
@@ -405,6 +449,38 @@ def run(rank, world, plan, build, out):
     if dist.is_initialized() and not plan.get("keep_process_group"):
         dist.destroy_process_group()
     return word
+
+
+def shard_records():
+    """Every FSDP parameter's local shard on this rank: what the native RunRecord's shards hold."""
+    out = []
+    for g in GROUPS:
+        for fp in g.fsdp_params:
+            local = fp.sharded_param.to_local() if hasattr(fp.sharded_param, "to_local") else fp.sharded_param
+            info = fp.mesh_info
+            param_dtype = getattr(fp, "param_dtype", None) or local.dtype
+            padded = fp._sharded_param_data.numel() if hasattr(fp, "_sharded_param_data") else local.numel()
+            out.append({"group": _name(g), "fqn": _unwrapped(getattr(fp, "_param_fqn", None) or ""),
+                        "shard_rank": int(getattr(info, "shard_mesh_rank", 0)),
+                        "shard_size": int(getattr(info, "shard_mesh_size", 1)),
+                        "shard_dim": int(getattr(getattr(fp, "fsdp_placement", None), "dim", 0)),
+                        "shape": list(local.shape), "dtype": str(local.dtype).replace("torch.", ""),
+                        "padded_bytes": padded * local.element_size(),
+                        "unsharded_bytes": padded * int(getattr(info, "shard_mesh_size", 1)) *
+                                           torch.empty((), dtype=param_dtype).element_size(),
+                        "requires_grad": bool(fp.sharded_param.requires_grad)})
+    return out
+
+
+def write_rank_record(folder, rank, world, losses, word, why):
+    """The worker's answer for one rank (read by shardfuzz's torch backend into a RunRecord)."""
+    os.makedirs(folder, exist_ok=True)
+    doc = {"rank": rank, "world_size": world, "torch": torch.__version__, "device": STATE["device"],
+           "timeline": TIMELINE, "losses": losses, "shards": shard_records(), "verdict": word, "message": why}
+    path = os.path.join(folder, f"rank-{rank}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f)
+    os.replace(path + ".tmp", path)
 
 
 def emulated_profile(profile):  # what torch ran as: the installed version, or it with PR #164009 undone

@@ -67,8 +67,6 @@ std::string python_module_expr(const std::string& path) {
 
 std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   sc.validate();
-  if (sc.expert_parallel)
-    throw std::invalid_argument("expert_parallel: the torch export does not model the expert-parallel all-to-all yet");
   std::ostringstream py;
   py << "#!/usr/bin/env python3\n"
      << "\"\"\"shardfuzz reproducer '" << sc.name << "' on PyTorch FSDP2 (profile " << sc.profile << ").\n\n"
@@ -86,7 +84,12 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
      << "def build(device, world):\n"
      << "    torch.manual_seed(" << (sc.seed % 2147483647ULL) << ")\n"
      << "    dp_mesh = init_device_mesh(device, (world,), mesh_dim_names=(\"dp\",))\n";
-  if (sc.expert_shard_size > 0)
+  if (sc.expert_shard_size > 0 && sc.expert_parallel)
+    py << "    hsdp_mesh = init_device_mesh(device, (world // " << sc.expert_shard_size << ", " << sc.expert_shard_size
+       << "), mesh_dim_names=(\"ep\", \"dp_mod_ep\"))\n"
+       << "    experts_mesh = hsdp_mesh[\"dp_mod_ep\"]  # expert parallel: experts split over ep, sharded over dp_mod_ep\n"
+       << "    ep_group = hsdp_mesh[\"ep\"].get_group()\n";
+  else if (sc.expert_shard_size > 0)
     py << "    experts_mesh = init_device_mesh(device, (world // " << sc.expert_shard_size << ", " << sc.expert_shard_size
        << "), mesh_dim_names=(\"ep\", \"dp_mod_ep\"))  # HSDP: replicate x shard\n";
   else
@@ -101,7 +104,7 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   for (const BlockSpec& b : sc.blocks)
     py << "        Block(" << d.dim << ", " << d.hidden << ", " << d.experts << ", " << d.heads << ", " << d.top_k << ", "
        << py_str(block_kind_name(b.kind)) << ", gated=" << py_bool(b.gated) << ", attention=" << py_bool(b.attention)
-       << ", norm=" << py_bool(b.norm) << ", no_grad=" << py_bool(b.no_grad) << "),\n";
+       << ", norm=" << py_bool(b.norm) << ", no_grad=" << py_bool(b.no_grad) << (sc.expert_parallel ? ", ep=ep_group" : "") << "),\n";
   py << "    ]\n"
      << "    model = Model(" << d.dim << ", " << (sc.embed ? d.vocab : 0) << ", " << py_bool(sc.final_norm) << ", blocks)\n";
   for (std::size_t i = 0; i < sc.blocks.size(); ++i) {

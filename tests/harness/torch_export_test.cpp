@@ -38,10 +38,6 @@ TEST(TorchExport, EveryReproducerExportsToAProgramThatCompiles) {
   int exported = 0;
   for (const std::string& path : json_files_in(kSource + "/reproducers", "reproducers")) {
     const Reproducer r = load_reproducer(path);
-    if (r.scenario.expert_parallel) {
-      EXPECT_THROW(torch_repro_script(r.scenario), std::invalid_argument) << path;
-      continue;
-    }
     const std::string script = torch_repro_script(r.scenario, "Found by: " + r.found_by);
     ++exported;
     EXPECT_NE(script.find("fully_shard(model, mesh=dp_mesh"), std::string::npos) << path;
@@ -95,15 +91,15 @@ TEST(TorchExport, ModulePathsBecomePythonExpressions) {
   EXPECT_EQ(python_module_expr("layers.0.attn.q"), "model.layers[0].attn.q");
 }
 
-TEST(TorchExport, ExpertParallelIsRejectedNamingTheField) {
+TEST(TorchExport, ExpertParallelSplitsTheExpertsOverEpAndShardsThemOverDpModEp) {
   const Reproducer r = load_reproducer(kSource + "/reproducers/zoo-4-liveness-strict_experts_skip_empty-860391.json");
   ASSERT_TRUE(r.scenario.expert_parallel);
-  try {
-    torch_repro_script(r.scenario);
-    FAIL() << "exported an expert-parallel scenario";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("expert_parallel:", 0), 0u) << e.what();
-  }
+  const std::string script = torch_repro_script(r.scenario);
+  EXPECT_NE(script.find("experts_mesh = hsdp_mesh[\"dp_mod_ep\"]"), std::string::npos);
+  EXPECT_NE(script.find("ep_group = hsdp_mesh[\"ep\"].get_group()"), std::string::npos);
+  EXPECT_NE(script.find("ep=ep_group)"), std::string::npos);
+  // The prelude's routed MoE dispatches with the autograd all-to-all between the experts' hooks.
+  EXPECT_NE(script.find("all_to_all_single_autograd(routed, recv_splits, send_splits, self.ep)"), std::string::npos);
 }
 
 }  // namespace

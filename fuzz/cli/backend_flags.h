@@ -1,0 +1,23 @@
+// --backend and its options, shared by run, fuzz, shrink and replay.
+#pragma once
+
+#include "harness/backend.h"
+
+#include <CLI/App.hpp>
+
+#include <memory>
+
+namespace shardfuzz::cli {
+
+struct BackendFlags {
+  std::string backend = "threads";
+  std::string torch_python = "python3";
+  bool cpu = false;
+  int deadline_s = 120;
+};
+
+void add_backend_flags(CLI::App* cmd, BackendFlags& flags);
+// Throws std::invalid_argument naming the flag.
+std::unique_ptr<harness::Backend> make_backend(const BackendFlags& flags);
+
+}  // namespace shardfuzz::cli

@@ -1,0 +1,40 @@
+// The torch backend: a scenario runs on PyTorch's own fully_shard. Each run is the scenario's
+// export (harness/torch/repro_script.h) executed by the persistent worker (worker.py), whose rank
+// processes record FSDP2's state after every transition; the recording comes back as a RunRecord.
+// Device: one GPU per rank when there are enough (NCCL), else CPU with gloo.
+#pragma once
+
+#include "harness/backend.h"
+#include "harness/torch/torch_worker.h"
+
+#include <filesystem>
+#include <memory>
+
+namespace shardfuzz::harness::torch_backend {
+
+class TorchBackend : public Backend {
+ public:
+  explicit TorchBackend(const BackendOptions& options);
+  ~TorchBackend() override;
+  std::string name() const override { return "torch"; }
+  bool runs_profile(const std::string& profile) const override {
+    return profile == "torch-2.11" || profile == "torch-2.9";
+  }
+  // Throws std::invalid_argument for what the export cannot express (expert_parallel), and
+  // std::runtime_error when the worker cannot start its ranks (torch not importable): those are
+  // the harness's problems, not findings. An exception, hang or death inside a run is the
+  // RunRecord's error (liveness).
+  RunRecord run(const Scenario& scenario) override;
+  // torch.__version__ and the device of the last run ("" before the first).
+  const std::string& torch_version() const { return torch_version_; }
+  const std::string& device() const { return device_; }
+
+ private:
+  BackendOptions options_;
+  std::filesystem::path work_;  // scripts and recordings, removed on destruction
+  std::unique_ptr<TorchWorker> worker_;
+  int runs_ = 0;
+  std::string torch_version_, device_;
+};
+
+}  // namespace shardfuzz::harness::torch_backend
