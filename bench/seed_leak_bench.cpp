@@ -2,23 +2,23 @@
 // 1-5, one run each): manual time = campaign start to the written reproducer; counters: cases run
 // before the finding and scenario executions shrinking took.
 #include "fuzz/campaign.h"
+#include "harness/temp_dir.h"
 
 #include <benchmark/benchmark.h>
 
-#include <filesystem>
 #include <sstream>
 
 namespace shardfuzz::bench {
 namespace {
 
 void BM_SeedLeakFindAndShrink(benchmark::State& state) {
-  const std::filesystem::path out = std::filesystem::temp_directory_path() / "shardfuzz-bench-seed-leak";
+  const harness::TempDir out("shardfuzz-bench-seed-leak");
   for (auto _ : state) {
     fuzz::CampaignOptions options;
     options.gen.profile = "torch-2.9";
     options.seed = static_cast<uint64_t>(state.range(0));
     options.seconds = 120;
-    options.out_dir = out.string();
+    options.out_dir = out.path();
     std::ostringstream log;
     const fuzz::CampaignResult result = fuzz::run_campaign(options, log);
     if (result.findings.empty()) {
@@ -31,7 +31,6 @@ void BM_SeedLeakFindAndShrink(benchmark::State& state) {
     state.counters["find_s"] = f.seconds_to_find;
     state.counters["shrink_runs"] = f.shrink.steps_tried;
   }
-  std::filesystem::remove_all(out);
 }
 BENCHMARK(BM_SeedLeakFindAndShrink)->DenseRange(1, 5)->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
 

@@ -4,6 +4,7 @@
 #include "fuzz/cli/exit_codes.h"
 #include "fuzz/gen/generate.h"
 #include "harness/scenario_json.h"
+#include "harness/standard_scenarios.h"
 
 namespace shardfuzz::cli {
 
@@ -13,6 +14,10 @@ CLI::App* add_gen_command(CLI::App& app, GenOptions& o) {
   cmd->add_option("--size", o.size, "RapidCheck size 0-100 (bigger: more blocks and groups)")->capture_default_str();
   cmd->add_option("--world", o.world, "pin the world size");
   cmd->add_option("--profile", o.profile, "pin the profile");
+  cmd->add_option("--standard", o.standard,
+                  "print a named scenario instead: small (the benchmarks' standard small scenario: 4 gated MoE "
+                  "blocks, dim 64, nested experts, full AC, world 4, 2 steps)")
+      ->check(CLI::IsMember({"small"}));
   return cmd;
 }
 
@@ -20,6 +25,12 @@ int run_gen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   if (o.size < 0 || o.size > 100 || o.world < 0 || o.world > 8) {
     err << "shardfuzz gen: --size must be 0-100 and --world 0-8\n";
     return kExitUsage;
+  }
+  if (o.standard == "small") {
+    harness::Scenario sc = harness::standard_small_scenario(o.profile.empty() ? "torch-2.11" : o.profile);
+    if (o.world > 0) sc.world_size = o.world;
+    out << harness::to_json_text(sc) << "\n";
+    return kExitOk;
   }
   fuzz::GenConfig config;
   config.world = o.world;

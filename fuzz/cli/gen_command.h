@@ -13,6 +13,7 @@ struct GenOptions {
   int size = 50;
   int world = 0;
   std::string profile;
+  std::string standard;  // "small": the benchmarks' standard small scenario instead of a draw
 };
 
 CLI::App* add_gen_command(CLI::App& app, GenOptions& options);

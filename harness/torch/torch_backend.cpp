@@ -2,6 +2,7 @@
 #include "harness/torch/torch_backend.h"
 
 #include "harness/reproducer.h"
+#include "harness/temp_dir.h"
 #include "harness/torch/embedded_python.h"
 #include "harness/torch/repro_script.h"
 #include "harness/torch/torch_recording.h"
@@ -13,19 +14,13 @@
 namespace shardfuzz::harness::torch_backend {
 namespace fs = std::filesystem;
 
-TorchBackend::TorchBackend(const BackendOptions& options) : options_(options) {
-  std::string pattern = (fs::temp_directory_path() / "shardfuzz-torch-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) throw std::runtime_error("torch backend: cannot create a folder in " + fs::temp_directory_path().string());
-  work_ = pattern;
+TorchBackend::TorchBackend(const BackendOptions& options) : options_(options), dir_("shardfuzz-torch") {
+  work_ = dir_.path();
   write_file_atomically((work_ / "worker.py").string(), kTorchWorkerText);
   worker_ = std::make_unique<TorchWorker>(options_.python, (work_ / "worker.py").string(), (work_ / "worker.log").string());
 }
 
-TorchBackend::~TorchBackend() {
-  worker_.reset();
-  std::error_code ec;
-  fs::remove_all(work_, ec);
-}
+TorchBackend::~TorchBackend() { worker_.reset(); }  // before dir_: the worker's log is in it
 
 RunRecord TorchBackend::run(const Scenario& sc) {
   const std::string script = torch_repro_script(sc);  // validates; invalid_argument for what it cannot express
@@ -75,8 +70,7 @@ RunRecord TorchBackend::run(const Scenario& sc) {
     fs::copy_file(out / "trace.json", fs::path(options_.keep_traces_dir) / ((sc.name.empty() ? "case-" + std::to_string(id) : sc.name) + ".json"),
                   fs::copy_options::overwrite_existing);
   }
-  std::error_code ec;
-  fs::remove_all(out, ec);
+  remove_tree(out.string());
   return run;
 }
 

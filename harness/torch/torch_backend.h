@@ -5,6 +5,7 @@
 #pragma once
 
 #include "harness/backend.h"
+#include "harness/temp_dir.h"
 #include "harness/torch/torch_worker.h"
 
 #include <filesystem>
@@ -31,7 +32,8 @@ class TorchBackend : public Backend {
 
  private:
   BackendOptions options_;
-  std::filesystem::path work_;  // scripts and recordings, removed on destruction
+  TempDir dir_;                 // scripts and recordings, removed on destruction
+  std::filesystem::path work_;  // dir_'s path
   std::unique_ptr<TorchWorker> worker_;
   int runs_ = 0;
   std::string torch_version_, device_;

@@ -8,6 +8,7 @@
 #include "harness/json_files.h"
 #include "harness/properties/property.h"
 #include "harness/scenario_json.h"
+#include "harness/temp_dir.h"
 #include "harness/torch/torch_recording.h"
 #include "harness/torch/torch_worker.h"
 
@@ -124,8 +125,8 @@ class StandInWorker : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!have_python()) GTEST_SKIP() << "no python3";
-    dir_ = fs::temp_directory_path() / ("shardfuzz-worker-test-" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
+    tmp_ = std::make_unique<TempDir>("shardfuzz-worker-test");
+    dir_ = tmp_->path();
     // Answers {"echo": id}; "hang" sleeps forever; "die" exits with code 3; "garble" prints non-JSON.
     std::ofstream(dir_ / "worker.py") << R"(import json, sys, time
 for line in sys.stdin:
@@ -137,10 +138,7 @@ for line in sys.stdin:
     print(json.dumps({"echo": r["id"]}), flush=True)
 )";
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  std::unique_ptr<TempDir> tmp_;
   fs::path dir_;
 };
 
