@@ -63,8 +63,8 @@ CLI::App* add_conform_command(CLI::App& app, ConformOptions& options) {
                   "Record each scenario on PyTorch with this python (torch installed) through the torch "
                   "backend's worker, replay the recordings: one command, with the per-scenario time of both sides")
       ->option_text("PYTHON");
-  cmd->add_option("--scenario", options.scenario_file,
-                  "with --torch-python: this scenario (or reproducer) instead of generated ones");
+  cmd->add_option("--scenario", options.scenario_files,
+                  "with --torch-python: these scenarios (or reproducers) instead of generated ones");
   cmd->add_option("--repeat", options.repeat, "with --scenario: how many times (warm timing)")->capture_default_str();
   cmd->footer(std::string(
                   "Each trace (*.json, by name) runs under its own profile; rank 0's events, their "
@@ -161,13 +161,14 @@ int record_and_replay(const ConformOptions& o, std::ostream& out, std::ostream& 
   const fs::path traces = fs::temp_directory_path() / ("shardfuzz-conform-" + std::to_string(::getpid()));
   std::vector<harness::Scenario> scenarios;
   try {
-    if (!o.scenario_file.empty()) {
-      harness::Scenario sc = harness::load_scenario_or_reproducer(o.scenario_file);
-      for (int k = 0; k < std::max(1, o.repeat); ++k) {
-        char name[32];
-        std::snprintf(name, sizeof name, "case-%04d", k);
-        sc.name = name;
-        scenarios.push_back(sc);
+    if (!o.scenario_files.empty()) {
+      for (const std::string& file : o.scenario_files) {
+        harness::Scenario sc = harness::load_scenario_or_reproducer(file);
+        const std::string stem = std::filesystem::path(file).stem().string();
+        for (int k = 0; k < std::max(1, o.repeat); ++k) {
+          sc.name = o.repeat > 1 ? stem + "-" + std::to_string(k) : stem;
+          scenarios.push_back(sc);
+        }
       }
     } else {
       scenarios = generated_cases(o);

@@ -6,6 +6,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace shardfuzz::cli {
 
@@ -22,7 +23,7 @@ struct ConformOptions {
   // record them on PyTorch through the torch backend (PY runs its worker), replay the recordings,
   // with the per-scenario time of each side.
   std::string torch_python;
-  std::string scenario_file;
+  std::vector<std::string> scenario_files;
   int repeat = 1;
 };
 

@@ -382,7 +382,8 @@ def print_table():
 
 def run(rank, world, plan, build, out):
     STATE["rank"] = rank
-    cuda = torch.cuda.is_available() and world <= torch.cuda.device_count() and not plan.get("cpu")
+    local_rank, local_world = int(os.environ.get("LOCAL_RANK", rank)), int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    cuda = torch.cuda.is_available() and local_world <= torch.cuda.device_count() and not plan.get("cpu")
     STATE["device"] = "cuda" if cuda else "cpu"
     if not dist.is_initialized():  # the batch runner keeps one process group for many scenarios
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -390,7 +391,7 @@ def run(rank, world, plan, build, out):
         dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world)
     TIMELINE.clear()
     if cuda:
-        torch.cuda.set_device(rank)
+        torch.cuda.set_device(local_rank)
     torch.set_default_device(STATE["device"])
     install_recorder(emulated_profile(plan["profile"]) == "torch-2.9")
     model = build(STATE["device"], world)
@@ -489,11 +490,15 @@ def emulated_profile(profile):  # what torch ran as: the installed version, or i
 
 def main(build, plan):
     parser = argparse.ArgumentParser(description="shardfuzz reproducer on PyTorch FSDP2")
-    parser.add_argument("--world", type=int, default=plan["world_size"], help="ranks (processes; gloo on CPU)")
+    parser.add_argument("--world", type=int, default=plan["world_size"],
+                        help="ranks (processes; gloo on CPU); under torchrun, RANK and WORLD_SIZE decide")
     parser.add_argument("--cpu", action="store_true", help="run on CPU with gloo even when CUDA is there")
     parser.add_argument("--json", default="", help="write the timeline here (one file per rank when world > 1)")
     args = parser.parse_args()
     plan = dict(plan, cpu=args.cpu)
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # launched by torchrun (or srun with its env)
+        word = run(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), plan, build, args.json)
+        sys.exit(0 if word == "PASS" else 1)
     if args.world == 1:
         sys.exit(0 if run(0, 1, plan, build, args.json) == "PASS" else 1)
     import torch.multiprocessing as mp

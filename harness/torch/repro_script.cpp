@@ -71,7 +71,8 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   py << "#!/usr/bin/env python3\n"
      << "\"\"\"shardfuzz reproducer '" << sc.name << "' on PyTorch FSDP2 (profile " << sc.profile << ").\n\n"
      << "Run: python3 repro.py [--world N] [--cpu] [--json OUT]; world > 1 spawns one process per rank\n"
-     << "(gloo on CPU unless there is a GPU per rank). Prints the memory after every post_backward and\n"
+     << "(gloo on CPU unless there is a GPU per rank); or torchrun --nproc-per-node N repro.py.\n"
+     << "Prints the memory after every post_backward and\n"
      << "LEAK or PASS: LEAK when a group that already finished backward still holds a pending\n"
      << "all-gather, or an all-gather lived unconsumed until the end of backward.\n";
   if (sc.profile.rfind("torch-2.9", 0) == 0 || sc.profile.rfind("torch-2.7", 0) == 0)

@@ -42,6 +42,7 @@ def rank_main(rank, world, cpu, port, requests, results):
         if cuda:
             torch.cuda.set_device(rank)
         os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
+        os.environ["LOCAL_RANK"], os.environ["LOCAL_WORLD_SIZE"] = str(rank), str(world)  # not a launcher's
         dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world,
                                 timeout=datetime.timedelta(seconds=120))
         results.put(("ready", rank, {"torch": torch.__version__, "device": "cuda" if cuda else "cpu"}))
