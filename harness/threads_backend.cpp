@@ -33,6 +33,7 @@ std::string error_kind(const std::exception_ptr& ex) {
       case comm::CollectiveError::Kind::Deadline: return "deadline";
       case comm::CollectiveError::Kind::Aborted: return "aborted";
       case comm::CollectiveError::Kind::InvalidArgument: return "collective_invalid_argument";
+      case comm::CollectiveError::Kind::Injected: return "injected";
     }
   } catch (...) {
   }

@@ -17,6 +17,7 @@ const char* to_string(CollectiveError::Kind kind) {
     case CollectiveError::Kind::Deadline: return "deadline";
     case CollectiveError::Kind::Aborted: return "aborted";
     case CollectiveError::Kind::InvalidArgument: return "invalid_argument";
+    case CollectiveError::Kind::Injected: return "injected";
   }
   return "unknown";
 }

@@ -19,7 +19,8 @@ const char* to_string(ReduceOp op);
 // What went wrong in a collective. Every rank of the group that is inside (or later enters) the
 // failed collective gets one; the message names the ranks, the op and the sequence number.
 struct CollectiveError : std::runtime_error {
-  enum class Kind { Mismatch, Deadline, Aborted, InvalidArgument };
+  // Injected: a planned fault (FaultyCommunicator), raised on the rank the plan names.
+  enum class Kind { Mismatch, Deadline, Aborted, InvalidArgument, Injected };
   CollectiveError(Kind kind, std::string group, int rank, std::string op, uint64_t sequence,
                   const std::string& message)
       : std::runtime_error(message), kind(kind), group(std::move(group)), rank(rank), op(std::move(op)),
