@@ -142,6 +142,18 @@ for line in sys.stdin:
   fs::path dir_;
 };
 
+// The WorkerFailure a request ends in (its kind and message), or kind "none".
+WorkerFailure failure_of(TorchWorker& w, const nlohmann::json& request, std::chrono::milliseconds timeout) {
+  try {
+    w.request(request, timeout);
+  } catch (const WorkerFailure& e) {
+    return e;
+  }
+  return WorkerFailure("none", "the request succeeded");
+}
+
+bool says(const WorkerFailure& f, const std::string& text) { return std::string(f.what()).find(text) != std::string::npos; }
+
 TEST_F(StandInWorker, AnswersOneLinePerRequest) {
   TorchWorker w("python3", (dir_ / "worker.py").string(), (dir_ / "worker.log").string());
   for (int id = 1; id <= 3; ++id) EXPECT_EQ(w.request({{"id", id}}, 20s).at("echo"), id);
@@ -151,13 +163,9 @@ TEST_F(StandInWorker, AnswersOneLinePerRequest) {
 TEST_F(StandInWorker, AHangIsADeadlineAndTheNextRequestStartsAFreshWorker) {
   TorchWorker w("python3", (dir_ / "worker.py").string(), (dir_ / "worker.log").string());
   const auto t0 = std::chrono::steady_clock::now();
-  try {
-    w.request({{"id", 1}, {"do", "hang"}}, 1500ms);
-    FAIL() << "expected a deadline";
-  } catch (const WorkerFailure& e) {
-    EXPECT_EQ(e.kind, "deadline");
-    EXPECT_NE(std::string(e.what()).find("no answer within 1 s"), std::string::npos) << e.what();
-  }
+  const WorkerFailure f = failure_of(w, {{"id", 1}, {"do", "hang"}}, 1500ms);
+  EXPECT_EQ(f.kind, "deadline");
+  EXPECT_TRUE(says(f, "no answer within 1 s")) << f.what();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
   EXPECT_FALSE(w.running());
   EXPECT_EQ(w.request({{"id", 2}}, 20s).at("echo"), 2);
@@ -165,36 +173,25 @@ TEST_F(StandInWorker, AHangIsADeadlineAndTheNextRequestStartsAFreshWorker) {
 
 TEST_F(StandInWorker, ADeathIsACrashWithItsExitCodeAndLog) {
   TorchWorker w("python3", (dir_ / "worker.py").string(), (dir_ / "worker.log").string());
-  try {
-    w.request({{"id", 1}, {"do", "die"}}, 20s);
-    FAIL() << "expected a crash";
-  } catch (const WorkerFailure& e) {
-    EXPECT_EQ(e.kind, "crash");
-    EXPECT_NE(std::string(e.what()).find("exited with code 3"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("dying on purpose"), std::string::npos) << e.what();
-  }
+  const WorkerFailure f = failure_of(w, {{"id", 1}, {"do", "die"}}, 20s);
+  EXPECT_EQ(f.kind, "crash");
+  EXPECT_TRUE(says(f, "exited with code 3")) << f.what();
+  EXPECT_TRUE(says(f, "dying on purpose")) << f.what();
   EXPECT_EQ(w.request({{"id", 2}}, 20s).at("echo"), 2);
 }
 
 TEST_F(StandInWorker, AnAnswerThatIsNotJsonIsACrash) {
   TorchWorker w("python3", (dir_ / "worker.py").string(), (dir_ / "worker.log").string());
-  try {
-    w.request({{"id", 1}, {"do", "garble"}}, 20s);
-    FAIL() << "expected a crash";
-  } catch (const WorkerFailure& e) {
-    EXPECT_EQ(e.kind, "crash");
-    EXPECT_NE(std::string(e.what()).find("not JSON"), std::string::npos) << e.what();
-  }
+  const WorkerFailure f = failure_of(w, {{"id", 1}, {"do", "garble"}}, 20s);
+  EXPECT_EQ(f.kind, "crash");
+  EXPECT_TRUE(says(f, "not JSON")) << f.what();
 }
 
 TEST_F(StandInWorker, AMissingInterpreterIsNamed) {
   TorchWorker w("/nonexistent/python", (dir_ / "worker.py").string(), (dir_ / "worker.log").string());
-  try {
-    w.request({{"id", 1}}, 20s);
-    FAIL() << "expected a crash";
-  } catch (const WorkerFailure& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot execute /nonexistent/python"), std::string::npos) << e.what();
-  }
+  const WorkerFailure f = failure_of(w, {{"id", 1}}, 20s);
+  EXPECT_EQ(f.kind, "crash");
+  EXPECT_TRUE(says(f, "cannot execute /nonexistent/python")) << f.what();
 }
 
 }  // namespace
