@@ -40,6 +40,9 @@ RunRecord TorchBackend::run(const Scenario& sc) {
     // The worker keeps the scenario's deadline itself; this one also covers starting the ranks.
     reply = worker_->request(request, 2 * options_.torch_deadline + std::chrono::seconds(240));
   } catch (const WorkerFailure& e) {
+    // A worker that never answered (no such python, torch not importable) is the harness's
+    // problem, not a finding.
+    if (!answered_) throw std::runtime_error("torch backend: the worker did not start: " + std::string(e.what()));
     run.backend = "torch";
     run.error = e.what();
     run.error_kind = e.kind;
@@ -48,6 +51,7 @@ RunRecord TorchBackend::run(const Scenario& sc) {
   if (reply.value("kind", "") == "start")
     throw std::runtime_error("torch backend: " + reply.value("error", std::string("the worker could not start")) +
                              " (python: " + options_.python + "; worker log:" + worker_->log_tail() + ")");
+  answered_ = true;
   torch_version_ = reply.value("torch", torch_version_);
   device_ = reply.value("device", device_);
   if (!reply.value("ok", false)) {

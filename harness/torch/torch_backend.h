@@ -36,6 +36,7 @@ class TorchBackend : public Backend {
   std::filesystem::path work_;  // dir_'s path
   std::unique_ptr<TorchWorker> worker_;
   int runs_ = 0;
+  bool answered_ = false;  // the worker has answered a request
   std::string torch_version_, device_;
 };
 
