@@ -5,10 +5,11 @@
 #      replay of reproducers/ on torch, differential conformance at world 2 and 4 (gloo; expert
 #      parallelism included);
 #   b: a fuzz campaign on torch under torch-2.9 at world 2 (find and shrink the seed leak),
-#      the standard small scenario's warm time on both sides (world 1 and 4), conformance at world 1.
-# Usage (GPU machine): source .gpu-deps/env.sh && bash ci/torch-backend-gpu.sh OUT [a|b|all]
+#      the standard small scenario's warm time on both sides (world 1 and 4), conformance at world 1;
+#   ep: conformance of ten generated expert-parallel scenarios (worlds 2 and 4, gloo).
+# Usage (GPU machine): source .gpu-deps/env.sh && bash ci/torch-backend-gpu.sh OUT [a|b|ep|all]
 set -uo pipefail
-OUT=${1:?usage: ci/torch-backend-gpu.sh OUT [a|b|all]}
+OUT=${1:?usage: ci/torch-backend-gpu.sh OUT [a|b|ep|all]}
 PART=${2:-all}
 mkdir -p "$OUT"
 rm -rf build-gpu
@@ -39,4 +40,18 @@ if [[ $PART == b || $PART == all ]]; then
   step small-w1 120 $B conform --torch-python python3 --scenario "$OUT/standard-small.w1.json" --repeat 12
   step small-w4 120 $B conform --torch-python python3 --scenario "$OUT/standard-small.w4.json" --repeat 8
   step conform-w1 200 $B conform --torch-python python3 --cases 60 --world 1 --seed 13
+fi
+if [[ $PART == ep || $PART == all ]]; then
+  # conform's generated sizes rarely draw expert parallelism: pick draws that have it.
+  mkdir -p "$OUT/ep"
+  n=0
+  for s in $(seq 1 200); do
+    for w in 2 4; do
+      $B gen --seed "$s" --world "$w" --size 40 --profile torch-2.11 > "$OUT/ep/draw.json"
+      if grep -q '"expert_parallel": true' "$OUT/ep/draw.json"; then n=$((n + 1)); mv "$OUT/ep/draw.json" "$OUT/ep/ep-$n.json"; fi
+    done
+    [[ $n -ge 10 ]] && break
+  done
+  rm -f "$OUT/ep/draw.json"
+  step conform-ep 300 $B conform --torch-python python3 --scenario "$OUT"/ep/ep-*.json
 fi
