@@ -114,6 +114,32 @@ std::vector<Scenario> raw_edits(const Scenario& sc, const StructuralShrinkOption
       out.push_back(drop_blocks(sc, dropped));
     }
 
+  // Fewer faults, then each one earlier, on rank 0, and (a straggler) shorter.
+  for (std::size_t i = 0; i < sc.faults.size(); ++i) {
+    Scenario s = sc;
+    s.faults.erase(s.faults.begin() + static_cast<std::ptrdiff_t>(i));
+    out.push_back(s);
+  }
+  for (std::size_t i = 0; i < sc.faults.size(); ++i) {
+    const harness::FaultSpec& f = sc.faults[i];
+    for (int c : {0, f.collective / 2, f.collective - 1})
+      if (c >= 0 && c < f.collective) {
+        Scenario s = sc;
+        s.faults[i].collective = c;
+        out.push_back(s);
+      }
+    if (f.rank > 0) {
+      Scenario s = sc;
+      s.faults[i].rank = 0;
+      out.push_back(s);
+    }
+    if (f.kind == "straggler" && f.delay_ms > 1) {
+      Scenario s = sc;
+      s.faults[i].delay_ms = std::max(1, f.delay_ms / 2);
+      out.push_back(s);
+    }
+  }
+
   // A smaller world: 1, its proper divisors, then world - 1.
   if (!options.keep_world && sc.world_size > 1) {
     std::vector<int> worlds;

@@ -37,6 +37,8 @@ struct RankRecord {
   int64_t baseline_bytes = 0;  // allocator bytes before the model was built
   int64_t teardown_bytes = 0;  // after model, optimizer and runtime were destroyed
   int64_t training_peak_bytes = 0;  // allocator peak from the end of wrapping to teardown, above the baseline
+  std::string error;                // what this rank failed with (empty: it completed)
+  double failed_at_seconds = -1;    // since the run's start, when it failed (-1: it did not)
   std::vector<memory::TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;
 };
 
@@ -52,10 +54,22 @@ struct Observed {
   bool shard_values = true;  // ShardRecord::local holds values the native reference reproduces
 };
 
+// A planned fault that fired (Scenario::faults), when and where.
+struct FiredFault {
+  int fault = 0;  // index into Scenario::faults
+  int rank = 0;
+  std::string kind;
+  std::string group;  // the communicator group and op it hit
+  std::string op;
+  double at_seconds = 0;  // since the run's start
+};
+
 struct RunRecord {
   std::string backend = "threads";
   Observed observed;
   double seconds = 0;  // the run itself, as the backend timed it (torch: the slowest rank's run)
+  int deadline_ms = 0;  // the collective deadline the run had (0: unknown)
+  std::vector<FiredFault> fired_faults;
   std::vector<RankRecord> ranks;
   std::string error;        // the root failure ("rank R: message"), empty when every rank succeeded
   std::string error_kind;   // "collective_mismatch", "deadline", "aborted", "exception" or empty

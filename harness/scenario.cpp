@@ -210,6 +210,11 @@ int Scenario::expert_parallel_degree() const {
   return world_size / expert_shard_size;
 }
 
+const std::vector<std::string>& fault_kinds() {
+  static const std::vector<std::string> kinds = {"straggler", "collective_error", "hang", "crash"};
+  return kinds;
+}
+
 const std::vector<std::string>& dtype_names() {
   static const std::vector<std::string> names = {"float32", "bfloat16"};
   return names;
@@ -268,6 +273,29 @@ int64_t Scenario::full_parameter_bytes() const {
   return sat_mul(params, 4);  // float32 at most (bfloat16 models keep trainable parameters in float32)
 }
 
+namespace {
+
+void validate_faults(const Scenario& sc) {
+  if (sc.faults.size() > static_cast<std::size_t>(ScenarioLimits::kMaxFaults))
+    reject("faults", std::to_string(sc.faults.size()) + " faults, over the limit of " +
+                         std::to_string(ScenarioLimits::kMaxFaults));
+  for (std::size_t i = 0; i < sc.faults.size(); ++i) {
+    const FaultSpec& f = sc.faults[i];
+    const std::string path = "faults[" + std::to_string(i) + "]";
+    const auto& kinds = fault_kinds();
+    if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end())
+      reject(path + ".kind", quoted(f.kind) + " is not a fault kind (straggler, collective_error, hang, crash)");
+    check_range(path + ".rank", f.rank, 0, sc.world_size - 1);
+    check_range(path + ".collective", f.collective, 0, ScenarioLimits::kMaxFaultCollective);
+    if (f.kind == "straggler")
+      check_range(path + ".delay_ms", f.delay_ms, 1, ScenarioLimits::kMaxStragglerMs);
+    else if (f.delay_ms != 0)
+      reject(path + ".delay_ms", std::to_string(f.delay_ms) + ": only a straggler has a delay");
+  }
+}
+
+}  // namespace
+
 void Scenario::validate() const {
   if (schema != kScenarioSchema)
     reject("schema", std::to_string(schema) + " is not supported (this build reads schema " +
@@ -316,6 +344,7 @@ void Scenario::validate() const {
   if (blocks.size() > static_cast<std::size_t>(ScenarioLimits::kMaxBlocks))
     reject("blocks", std::to_string(blocks.size()) + " blocks, over the limit of " + std::to_string(ScenarioLimits::kMaxBlocks));
   for (std::size_t i = 0; i < blocks.size(); ++i) validate_block(*this, blocks[i], i);
+  validate_faults(*this);
   validate_budget(*this);
 
   const std::vector<std::string> modules = module_paths();

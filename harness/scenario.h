@@ -89,6 +89,26 @@ struct MixedPrecisionSpec {
   bool upcast_trainable = false;
 };
 
+// A planned fault, part of the scenario like everything else (generated, shrunk, stored in
+// reproducers). At the collective boundary of rank `rank`, before its `collective`-th collective
+// (0-based, counted over all the rank's groups):
+//   "straggler"        — the rank arrives delay_ms late;
+//   "collective_error" — the collective fails on that rank;
+//   "hang"             — the rank never enters it (it stays away past its peers' deadline);
+//   "crash"            — the rank dies (its thread, on the threads backend).
+// A fault whose collective the run never reaches does not fire.
+struct FaultSpec {
+  std::string kind = "collective_error";
+  int rank = 0;
+  int collective = 0;
+  int delay_ms = 0;  // straggler only
+  // Whether the run must stop with an error every rank sees: all kinds but a straggler under the
+  // collective deadline.
+  bool must_be_detected(int deadline_ms) const { return kind != "straggler" || delay_ms >= deadline_ms; }
+};
+// "straggler", "collective_error", "hang", "crash".
+const std::vector<std::string>& fault_kinds();
+
 // The dtypes a scenario names: "float32", "bfloat16".
 const std::vector<std::string>& dtype_names();
 // The scalar type of a dtype name; throws std::invalid_argument naming `path` for any other.
@@ -127,6 +147,7 @@ struct Scenario {
   bool eval_forward = false;
   std::vector<BlockSpec> blocks;
   std::map<std::string, ShardSpec> fully_shard;  // module path ("" = root) -> options
+  std::vector<FaultSpec> faults;                 // the fault plan (empty: no faults)
 
   // Every module path of the model this scenario builds, pre-order.
   std::vector<std::string> module_paths() const;
@@ -160,6 +181,9 @@ struct ScenarioLimits {
   static constexpr int64_t kMaxParameterBytes = int64_t{1} << 30;     // per rank, before sharding
   // tokens x max(dim, hidden x experts, tokens x heads)
   static constexpr int64_t kMaxActivationElements = int64_t{1} << 28;
+  static constexpr int kMaxFaults = 16;
+  static constexpr int kMaxFaultCollective = 1 << 20;
+  static constexpr int kMaxStragglerMs = 60000;
 };
 
 }  // namespace shardfuzz::harness

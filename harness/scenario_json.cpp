@@ -131,6 +131,18 @@ Json build(const Scenario& s) {
     placements[path] = std::move(p);
   }
   j["fully_shard"] = std::move(placements);
+  if (!s.faults.empty()) {  // written only when planned: fault-free files stay as they were
+    Json faults = Json::array();
+    for (const FaultSpec& f : s.faults) {
+      Json fault = Json::object();
+      fault["kind"] = f.kind;
+      fault["rank"] = f.rank;
+      fault["collective"] = f.collective;
+      if (f.kind == "straggler") fault["delay_ms"] = f.delay_ms;
+      faults.push_back(std::move(fault));
+    }
+    j["faults"] = std::move(faults);
+  }
   return j;
 }
 
@@ -332,7 +344,7 @@ Scenario read_scenario(const json& j) {
   const Fields f(j, "", {"schema", "name", "seed", "world_size", "expert_shard_size", "profile", "steps", "dims", "dtype",
                          "mixed_precision", "loss", "optimizer", "input_requires_grad", "input_per_rank", "embed", "final_norm",
                          "expert_parallel", "micro_batches", "forwards_per_backward", "eval_forward", "blocks",
-                         "fully_shard"});
+                         "fully_shard", "faults"});
   optional_field(f, "name", s.name, read_string);
   optional_field(f, "seed", s.seed, read_uint64);
   optional_field(f, "world_size", s.world_size, read_int);
@@ -400,6 +412,22 @@ Scenario read_scenario(const json& j) {
     const std::string path = f.path("fully_shard");
     if (!fs->is_object()) wrong_type(path, "an object of module path -> options", *fs);
     for (const auto& [module, spec] : fs->items()) s.fully_shard[module] = read_shard_spec(spec, member_path(path, module));
+  }
+  if (const json* faults = f.get("faults")) {
+    const std::string path = f.path("faults");
+    if (!faults->is_array()) wrong_type(path, "an array of faults", *faults);
+    if (faults->size() > static_cast<std::size_t>(ScenarioLimits::kMaxFaults))
+      reject(path, std::to_string(faults->size()) + " faults, over the limit of " +
+                       std::to_string(ScenarioLimits::kMaxFaults));
+    for (std::size_t i = 0; i < faults->size(); ++i) {
+      const Fields ff((*faults)[i], element_path(path, i), {"kind", "rank", "collective", "delay_ms"});
+      FaultSpec fault;
+      optional_field(ff, "kind", fault.kind, read_string);
+      optional_field(ff, "rank", fault.rank, read_int);
+      optional_field(ff, "collective", fault.collective, read_int);
+      optional_field(ff, "delay_ms", fault.delay_ms, read_int);
+      s.faults.push_back(std::move(fault));
+    }
   }
   return s;
 }

@@ -2,6 +2,7 @@
 #include "harness/threads_backend.h"
 
 #include "harness/model_builder.h"
+#include "runtime/comm/faulty_communicator.h"
 #include "runtime/comm/thread_world.h"
 #include "runtime/fsdp/param_group.h"
 #include "runtime/fsdp/rank_runtime.h"
@@ -11,6 +12,10 @@
 #include "runtime/train/step.h"
 
 #include <ATen/ATen.h>
+
+#include <chrono>
+#include <exception>
+#include <mutex>
 
 namespace shardfuzz::harness {
 
@@ -27,6 +32,8 @@ namespace {
 std::string error_kind(const std::exception_ptr& ex) {
   try {
     if (ex) std::rethrow_exception(ex);
+  } catch (const comm::RankCrash&) {
+    return "crash";
   } catch (const comm::CollectiveError& e) {
     switch (e.kind) {
       case comm::CollectiveError::Kind::Mismatch: return "collective_mismatch";
@@ -40,6 +47,59 @@ std::string error_kind(const std::exception_ptr& ex) {
   return "exception";
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Stamps when the rank's function leaves by an exception (the rank's detection time).
+class FailureStamp {
+ public:
+  FailureStamp(RankRecord& rec, Clock::time_point t0) : rec_(rec), t0_(t0), unwinding_(std::uncaught_exceptions()) {}
+  ~FailureStamp() {
+    if (std::uncaught_exceptions() > unwinding_) rec_.failed_at_seconds = seconds_since(t0_);
+  }
+
+ private:
+  RankRecord& rec_;
+  Clock::time_point t0_;
+  int unwinding_;
+};
+
+// The scenario's faults for `rank` as collective faults (a hang stays away half a second past the
+// deadline, so its peers' deadline fires first); the observer records each one that fires.
+std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, std::shared_ptr<comm::Communicator> comm,
+                                                const RunOptions& options, RunRecord& run, std::mutex& mu,
+                                                Clock::time_point t0) {
+  using Action = comm::CollectiveFault::Action;
+  std::vector<comm::CollectiveFault> plan;
+  std::vector<int> index;
+  for (std::size_t i = 0; i < sc.faults.size(); ++i) {
+    const FaultSpec& f = sc.faults[i];
+    if (f.rank != rank) continue;
+    comm::CollectiveFault c;
+    c.collective = static_cast<uint64_t>(f.collective);
+    c.action = f.kind == "straggler" ? Action::Delay
+               : f.kind == "hang"    ? Action::Hang
+               : f.kind == "crash"   ? Action::Crash
+                                     : Action::Error;
+    c.delay = f.kind == "straggler" ? std::chrono::milliseconds(f.delay_ms)
+              : f.kind == "hang"    ? options.deadline + std::chrono::milliseconds(500)
+                                    : std::chrono::milliseconds(0);
+    plan.push_back(c);
+    index.push_back(static_cast<int>(i));
+  }
+  if (plan.empty()) return comm;
+  return comm::FaultyCommunicator::wrap(
+      std::move(comm), plan,
+      [&run, &mu, &sc, rank, t0, plan, index](const comm::CollectiveFault& f, const std::string& group, const std::string& op) {
+        int which = index.front();
+        for (std::size_t k = 0; k < plan.size(); ++k)
+          if (plan[k].collective == f.collective && plan[k].action == f.action) which = index[k];
+        std::lock_guard<std::mutex> lock(mu);
+        run.fired_faults.push_back({which, rank, sc.faults[static_cast<std::size_t>(which)].kind, group, op, seconds_since(t0)});
+      });
+}
+
 }  // namespace
 
 RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
@@ -48,12 +108,17 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   const int world_size = sc.world_size;
   comm::ThreadWorld world({world_size, options.deadline});
   RunRecord run;
+  run.deadline_ms = static_cast<int>(options.deadline.count());
   run.ranks.resize(static_cast<std::size_t>(world_size));
-  auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> comm) {
-    const int rank = comm->global_rank();
+  std::mutex fired_mu;
+  const auto t0 = Clock::now();
+  auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> world_comm) {
+    const int rank = world_comm->global_rank();
     memory::AllocationRankGuard tag(rank);
     RankRecord& rec = run.ranks[static_cast<std::size_t>(rank)];
     rec.rank = rank;
+    FailureStamp stamp(rec, t0);
+    std::shared_ptr<comm::Communicator> comm = with_faults(sc, rank, world_comm, options, run, fired_mu, t0);
     rec.baseline_bytes = memory::allocated_bytes(rank).current;
     {
       fsdp::RankRuntime rt(rank, fsdp::Profile::named(sc.profile));
@@ -104,6 +169,9 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
     }
     rec.teardown_bytes = memory::allocated_bytes(rank).current;
   });
+  run.seconds = seconds_since(t0);
+  for (const auto& o : outcomes)
+    if (!o.ok) run.ranks[static_cast<std::size_t>(o.rank)].error = without_backtrace(o.error);
   // Report the failure that started it all, not the aborts it caused on the other ranks.
   const comm::RankOutcome* root = nullptr;
   for (const auto& o : outcomes)

@@ -35,6 +35,9 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   cmd->add_option("--cases", o.cases, "stop after this many cases");
   cmd->add_option("--seed", o.seed, "campaign seed (case k draws from its own seed derived from it)")->capture_default_str();
   cmd->add_option("--world", o.world, "pin the world size (default: drawn from 1-8)");
+  cmd->add_flag("--faults", o.faults,
+                "give every scenario a fault plan (1-2 of: straggler, collective error, hang, crash at a drawn "
+                "collective of a drawn rank); faults_detected checks every rank learns of it in time");
   cmd->add_option("--out", o.out, "folder for minimal reproducers")->capture_default_str();
   cmd->add_flag("--keep-going", o.keep_going, "continue after a finding");
   cmd->add_option("--shrink-steps", o.shrink_steps, "shrink budget: runs")->capture_default_str();
@@ -51,6 +54,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     if (o.cases < 0) throw std::invalid_argument("--cases: negative");
     c.gen.profile = o.profile;
     c.gen.world = o.world;
+    c.gen.faults = o.faults;
     c.seed = o.seed;
     if (o.cases > 0) c.cases = o.cases;
     if (!o.time.empty()) c.seconds = parse_duration_seconds(o.time);

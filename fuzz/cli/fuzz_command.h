@@ -20,6 +20,7 @@ struct FuzzOptions {
   int world = 0;
   std::string out = "findings";
   bool keep_going = false;
+  bool faults = false;
   std::string until_row;
   int shrink_steps = 300;
   double shrink_seconds = 120;

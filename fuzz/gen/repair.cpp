@@ -20,6 +20,11 @@ void drop_unwrapped(std::optional<std::vector<std::string>>& list, const harness
 }  // namespace
 
 harness::Scenario repair(harness::Scenario sc) {
+  for (auto& f : sc.faults) {  // the world may have shrunk under the plan
+    if (sc.world_size > 0) f.rank = ((f.rank % sc.world_size) + sc.world_size) % sc.world_size;
+    if (f.kind != "straggler") f.delay_ms = 0;
+    else if (f.delay_ms < 1) f.delay_ms = 1;
+  }
   if (sc.expert_shard_size < 0) sc.expert_shard_size = 0;
   if (sc.expert_shard_size > 0 && sc.world_size > 0 && sc.world_size % sc.expert_shard_size != 0)
     sc.expert_shard_size = std::gcd(sc.expert_shard_size, sc.world_size);

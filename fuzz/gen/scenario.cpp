@@ -6,6 +6,7 @@
 #include "fuzz/gen/choice.h"
 #include "fuzz/gen/detail/assemble.h"
 #include "fuzz/gen/dims.h"
+#include "fuzz/gen/faults.h"
 #include "fuzz/gen/list.h"
 #include "fuzz/gen/options.h"
 #include "fuzz/gen/precision.h"
@@ -87,7 +88,8 @@ rc::Gen<ScenarioDraw> scenario_draw(const GenConfig& config, const ScenarioWeigh
       rc::gen::set(&ScenarioDraw::dtype, model_dtype(w.float32, w.bfloat16)),
       rc::gen::set(&ScenarioDraw::mixed_precision, mixed_precision(w.no_mixed_precision, w.mixed_precision)),
       rc::gen::set(&ScenarioDraw::profile, profile(config)),
-      rc::gen::set(&ScenarioDraw::seed, seed()));
+      rc::gen::set(&ScenarioDraw::seed, seed()),
+      rc::gen::set(&ScenarioDraw::faults, fault_plan(config.faults)));
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ const Verdict* first_failure(const std::vector<Verdict>& verdicts);
 
 // The individual properties.
 Verdict check_liveness(const Scenario&, const RunRecord&);
+Verdict check_faults_detected(const Scenario&, const RunRecord&);
 Verdict check_per_layer_return_to_baseline(const Scenario&, const RunRecord&);
 Verdict check_reshard_after_forward_honoured(const Scenario&, const RunRecord&);
 Verdict check_flat_end_of_step_memory(const Scenario&, const RunRecord&);
@@ -59,6 +60,8 @@ struct Tolerances {
   // Parity is skipped when the reference's |loss| grows past this factor of its first step's.
   static constexpr double kParityDivergenceFactor = 100.0;
   static constexpr int64_t kPeakBufferBytes = 256 * 1024;
+  // A peer learns of a planned fault within the collective deadline plus this.
+  static constexpr double kDetectionSlackSeconds = 1.0;
 };
 
 }  // namespace shardfuzz::harness

@@ -5,7 +5,13 @@ namespace shardfuzz::harness {
 
 const std::vector<Property>& all_properties() {
   static const std::vector<Property> properties = {
-      {"liveness", "every rank finished: no collective mismatch, no deadline, no exception", check_liveness},
+      {"liveness",
+       "every rank finished: no collective mismatch, no deadline, no exception (but the planned fault's)",
+       check_liveness},
+      {"faults_detected",
+       "a planned fault that must stop the run stops it on every rank, each peer's error naming the faulty rank "
+       "within the deadline (latency reported)",
+       check_faults_detected},
       {"per_layer_return_to_baseline",
        "after each post_backward no finished group holds a pending all-gather, unsharded params or an older "
        "group's HSDP reduce output, no all-gather is dropped unconsumed at finalize, and allocator growth per "
@@ -33,7 +39,7 @@ const std::vector<Property>& all_properties() {
 std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run) {
   std::vector<Verdict> out;
   for (const Property& p : all_properties()) {
-    if (p.name != "liveness" && !run.ok()) {
+    if (p.name != "liveness" && p.name != "faults_detected" && !run.ok()) {
       out.push_back({p.name, true, true, "skipped: the run did not complete"});
       continue;
     }

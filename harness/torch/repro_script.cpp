@@ -67,6 +67,8 @@ std::string python_module_expr(const std::string& path) {
 
 std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   sc.validate();
+  if (!sc.faults.empty())
+    throw std::invalid_argument("faults: the torch export does not inject faults (the threads backend does)");
   std::ostringstream py;
   py << "#!/usr/bin/env python3\n"
      << "\"\"\"shardfuzz reproducer '" << sc.name << "' on PyTorch FSDP2 (profile " << sc.profile << ").\n\n"

@@ -13,7 +13,7 @@
 
 namespace shardfuzz::harness {
 
-// Throws std::invalid_argument naming the field the export cannot express yet (expert_parallel).
+// Throws std::invalid_argument naming the field the export cannot express (a fault plan).
 // `note` goes into the script's docstring (the finding's message, the command that found it).
 std::string torch_repro_script(const Scenario& scenario, const std::string& note = "");
 

@@ -97,6 +97,7 @@ harness::Scenario assemble(const ScenarioDraw& d) {
   sc.eval_forward = d.eval_forward;
   sc.dtype = d.dtype;
   sc.mixed_precision = d.mixed_precision;
+  sc.faults = d.faults;
   if (d.optimizer == train::OptimizerConfig::Kind::AdamW) {
     // AdamW's update g / (|g| + eps) is ill-conditioned where |g| ~ eps: reduction-order rounding
     // of a near-zero gradient flips an lr-sized step. A larger eps keeps parity meaningful.

@@ -81,6 +81,7 @@ struct ScenarioDraw {
   std::optional<harness::MixedPrecisionSpec> mixed_precision;
   std::string profile;
   uint64_t seed = 0;
+  std::vector<harness::FaultSpec> faults;
 };
 
 // Generation weights: the plain mix, and the mix biased toward the shape that breaks upstream

@@ -1,0 +1,173 @@
+// The fault plan end to end on the threads backend: the JSON names a bad field; each kind fires at
+// the planned collective of the planned rank; liveness accepts the planned stop and faults_detected
+// checks every rank learned of it in time, naming the faulty rank; a straggler under the deadline
+// changes nothing (parity included); the generator draws plans only when asked, and shrinking
+// drops and simplifies faults.
+#include "fuzz/gen/generate.h"
+#include "fuzz/shrink.h"
+#include "harness/properties/property.h"
+#include "harness/scenario_json.h"
+#include "harness/standard_scenarios.h"
+#include "harness/threads_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace shardfuzz::harness {
+namespace {
+
+using namespace std::chrono_literals;
+
+Scenario small(int world = 3) {
+  Scenario sc = nested_experts_scenario(1, true, world, "strict", 1);
+  sc.dims.dim = 8;
+  sc.dims.hidden = 8;
+  sc.dims.tokens = 4;
+  return sc;
+}
+
+Scenario with_fault(Scenario sc, const std::string& kind, int rank, int collective, int delay_ms = 0) {
+  sc.faults.push_back({kind, rank, collective, delay_ms});
+  return sc;
+}
+
+RunOptions short_deadline() {
+  RunOptions o;
+  o.deadline = 500ms;
+  return o;
+}
+
+const Verdict& verdict(const std::vector<Verdict>& vs, const std::string& name) {
+  return *std::find_if(vs.begin(), vs.end(), [&](const Verdict& v) { return v.property == name; });
+}
+
+void expect_rejected(const Scenario& sc, const std::string& prefix) {
+  try {
+    sc.validate();
+    FAIL() << "expected invalid_argument " << prefix;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
+  }
+}
+
+TEST(FaultPlan, RoundTripsThroughJsonAndIsWrittenOnlyWhenPlanned) {
+  const Scenario sc = with_fault(with_fault(small(), "straggler", 1, 4, 25), "crash", 2, 9);
+  const Scenario back = scenario_from_json(to_json(sc));
+  ASSERT_EQ(back.faults.size(), 2u);
+  EXPECT_EQ(back.faults[0].kind, "straggler");
+  EXPECT_EQ(back.faults[0].delay_ms, 25);
+  EXPECT_EQ(back.faults[1].rank, 2);
+  EXPECT_EQ(back.faults[1].collective, 9);
+  EXPECT_FALSE(to_json(small()).contains("faults"));
+}
+
+TEST(FaultPlan, BadFaultsNameTheirField) {
+  expect_rejected(with_fault(small(), "meteor", 0, 0), "faults[0].kind: \"meteor\" is not a fault kind");
+  expect_rejected(with_fault(small(3), "crash", 3, 0), "faults[0].rank: 3 outside [0, 2]");
+  expect_rejected(with_fault(small(), "crash", 0, -1), "faults[0].collective: -1 outside");
+  expect_rejected(with_fault(small(), "straggler", 0, 0, 0), "faults[0].delay_ms: 0 outside [1, 60000]");
+  expect_rejected(with_fault(small(), "hang", 0, 0, 5), "faults[0].delay_ms: 5: only a straggler has a delay");
+  nlohmann::json j = to_json(small());
+  j["faults"] = nlohmann::json::array({{{"kind", "crash"}, {"when", 3}}});
+  try {
+    scenario_from_json(j);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("faults[0].when: unknown key", 0), 0u) << e.what();
+  }
+}
+
+class EachDetectedKind : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EachDetectedKind, StopsTheRunAndEveryRankLearnsOfItNamingTheRank) {
+  const Scenario sc = with_fault(small(), GetParam(), 1, 3);
+  const RunRecord run = run_threads(sc, short_deadline());
+  ASSERT_FALSE(run.ok());
+  ASSERT_EQ(run.fired_faults.size(), 1u);
+  EXPECT_EQ(run.fired_faults[0].rank, 1);
+  EXPECT_EQ(run.fired_faults[0].kind, GetParam());
+  const auto verdicts = check_properties(sc, run);
+  EXPECT_TRUE(verdict(verdicts, "liveness").ok) << verdict(verdicts, "liveness").message;
+  const Verdict& d = verdict(verdicts, "faults_detected");
+  EXPECT_TRUE(d.ok && !d.skipped) << d.message;
+  EXPECT_NE(d.message.find("detected on every rank: latency median"), std::string::npos) << d.message;
+  for (const RankRecord& r : run.ranks) {
+    EXPECT_FALSE(r.error.empty()) << "rank " << r.rank;
+    EXPECT_GE(r.failed_at_seconds, 0) << "rank " << r.rank;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, EachDetectedKind, ::testing::Values("collective_error", "hang", "crash"));
+
+TEST(FaultPlan, AStragglerUnderTheDeadlineChangesNothingButTime) {
+  const Scenario sc = with_fault(small(), "straggler", 2, 5, 30);
+  const RunRecord run = run_threads(sc, short_deadline());
+  ASSERT_TRUE(run.ok()) << run.error;
+  ASSERT_EQ(run.fired_faults.size(), 1u);
+  const auto verdicts = check_properties(sc, run);
+  EXPECT_EQ(first_failure(verdicts), nullptr) << first_failure(verdicts)->message;
+  EXPECT_TRUE(verdict(verdicts, "parity_with_reference").ok);
+  EXPECT_TRUE(verdict(verdicts, "faults_detected").skipped);
+}
+
+TEST(FaultPlan, AFaultPastTheRunsLastCollectiveDoesNotFire) {
+  const Scenario sc = with_fault(small(), "crash", 0, 100000);
+  const RunRecord run = run_threads(sc, short_deadline());
+  EXPECT_TRUE(run.ok()) << run.error;
+  EXPECT_TRUE(run.fired_faults.empty());
+  EXPECT_EQ(verdict(check_properties(sc, run), "faults_detected").message,
+            "no planned fault fired (the run has fewer collectives)");
+}
+
+TEST(FaultPlan, APeerThatCompletedOrNamesNoOneFailsTheProperty) {
+  const Scenario sc = with_fault(small(2), "collective_error", 0, 0);
+  RunRecord run;
+  run.deadline_ms = 500;
+  run.error = "rank 0: injected";
+  run.fired_faults.push_back({0, 0, "collective_error", "dp", "all_gather_into_tensor", 0.1});
+  run.ranks.resize(2);
+  run.ranks[0] = {};
+  run.ranks[0].rank = 0;
+  run.ranks[0].error = "injected collective error at rank 0";
+  run.ranks[0].failed_at_seconds = 0.1;
+  run.ranks[1].rank = 1;
+  Verdict v = check_faults_detected(sc, run);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("rank 1 completed without an error"), std::string::npos) << v.message;
+  run.ranks[1].error = "something unrelated";
+  run.ranks[1].failed_at_seconds = 0.2;
+  v = check_faults_detected(sc, run);
+  EXPECT_NE(v.message.find("rank 1's error does not name rank 0"), std::string::npos) << v.message;
+  run.ranks[1].error = "aborted: rank 0 failed";
+  run.ranks[1].failed_at_seconds = 5.0;
+  v = check_faults_detected(sc, run);
+  EXPECT_NE(v.message.find("learned of it 4.9 s after it fired, past the deadline 500 ms"), std::string::npos)
+      << v.message;
+}
+
+TEST(FaultPlan, TheGeneratorDrawsPlansOnlyWhenAskedWithRanksInTheWorld) {
+  fuzz::GenConfig config;
+  for (uint64_t seed = 1; seed <= 30; ++seed) EXPECT_TRUE(fuzz::generate(config, seed, 50).faults.empty());
+  config.faults = true;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const Scenario sc = fuzz::generate(config, seed, 50);
+    EXPECT_GE(sc.faults.size(), 1u);
+    EXPECT_LE(sc.faults.size(), 2u);
+    for (const FaultSpec& f : sc.faults) EXPECT_LT(f.rank, sc.world_size);
+    EXPECT_NO_THROW(sc.validate());
+  }
+}
+
+TEST(FaultPlan, ShrinkingDropsFaultsAndMovesThemEarlierToRankZero) {
+  const Scenario sc = with_fault(with_fault(small(), "straggler", 2, 8, 40), "crash", 1, 6);
+  const auto children = fuzz::structural_shrinks(sc);
+  auto has = [&](auto pred) { return std::any_of(children.begin(), children.end(), pred); };
+  EXPECT_TRUE(has([](const Scenario& c) { return c.faults.size() == 1 && c.faults[0].kind == "crash"; }));
+  EXPECT_TRUE(has([](const Scenario& c) { return c.faults.size() == 2 && c.faults[1].collective == 0; }));
+  EXPECT_TRUE(has([](const Scenario& c) { return c.faults.size() == 2 && c.faults[0].rank == 0; }));
+  EXPECT_TRUE(has([](const Scenario& c) { return c.faults.size() == 2 && c.faults[0].delay_ms == 20; }));
+}
+
+}  // namespace
+}  // namespace shardfuzz::harness
