@@ -134,7 +134,8 @@ const std::vector<std::string>& vocabulary() {
       "weight_decay", "input_requires_grad", "input_per_rank", "blocks", "gated", "ac", "frozen", "lora", "fully_shard",
       "reshard_after_forward", "shard_dim", "mesh", "forward_prefetch", "backward_prefetch", "", "layers",
       "layers.0", "layers.0.moe.experts", "layers.1", "out", "self", "auto", "moe", "mlp", "none",
-      "non_reentrant", "reentrant", "sgd", "adamw", "dp", "experts", "float32", "torch-2.9", "torch-2.11", "strict"};
+      "non_reentrant", "reentrant", "sgd", "adamw", "dp", "experts", "float32", "torch-2.9", "torch-2.11", "strict",
+      "faults", "rank", "collective", "delay_ms", "straggler", "collective_error", "hang", "crash"};
   return words;
 }
 
@@ -233,6 +234,14 @@ rc::Gen<Scenario> valid_scenarios() {
         if (mode == 3)
           *list = *rc::gen::resize(4, rc::gen::container<std::vector<std::string>>(rc::gen::elementOf(targets)));
       }
+    }
+    for (int i = pick(0, 4) - 1; i > 0; --i) {  // a fault plan one time in two
+      FaultSpec f;
+      f.kind = *rc::gen::elementOf(fault_kinds());
+      f.rank = pick(0, s.world_size);
+      f.collective = *rc::gen::inRange(0, ScenarioLimits::kMaxFaultCollective + 1);
+      f.delay_ms = f.kind == "straggler" ? *rc::gen::inRange(1, ScenarioLimits::kMaxStragglerMs + 1) : 0;
+      s.faults.push_back(f);
     }
     return s;
   });
