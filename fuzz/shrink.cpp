@@ -133,6 +133,11 @@ std::vector<Scenario> raw_edits(const Scenario& sc, const StructuralShrinkOption
       s.faults[i].rank = 0;
       out.push_back(s);
     }
+    if (f.kind == "exception" && f.step > 0) {
+      Scenario s = sc;
+      s.faults[i].step = 0;
+      out.push_back(s);
+    }
     if (f.kind == "straggler" && f.delay_ms > 1) {
       Scenario s = sc;
       s.faults[i].delay_ms = std::max(1, f.delay_ms / 2);

@@ -59,7 +59,7 @@ struct FiredFault {
   int fault = 0;  // index into Scenario::faults
   int rank = 0;
   std::string kind;
-  std::string group;  // the communicator group and op it hit
+  std::string group;  // the communicator group and op it hit (an exception: the module and pass)
   std::string op;
   double at_seconds = 0;  // since the run's start
 };

@@ -211,7 +211,7 @@ int Scenario::expert_parallel_degree() const {
 }
 
 const std::vector<std::string>& fault_kinds() {
-  static const std::vector<std::string> kinds = {"straggler", "collective_error", "hang", "crash"};
+  static const std::vector<std::string> kinds = {"straggler", "collective_error", "hang", "crash", "exception"};
   return kinds;
 }
 
@@ -284,9 +284,21 @@ void validate_faults(const Scenario& sc) {
     const std::string path = "faults[" + std::to_string(i) + "]";
     const auto& kinds = fault_kinds();
     if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end())
-      reject(path + ".kind", quoted(f.kind) + " is not a fault kind (straggler, collective_error, hang, crash)");
+      reject(path + ".kind", quoted(f.kind) + " is not a fault kind (straggler, collective_error, hang, crash, exception)");
     check_range(path + ".rank", f.rank, 0, sc.world_size - 1);
     check_range(path + ".collective", f.collective, 0, ScenarioLimits::kMaxFaultCollective);
+    if (f.kind == "exception") {
+      const auto paths = sc.module_paths();
+      if (std::find(paths.begin(), paths.end(), f.module) == paths.end())
+        reject(path + ".module", quoted(f.module) + ": no such module");
+      if (f.pass != "forward" && f.pass != "backward")
+        reject(path + ".pass", quoted(f.pass) + " is not a pass (\"forward\", \"backward\")");
+      check_range(path + ".step", f.step, 0, sc.steps - 1);
+      if (f.collective != 0) reject(path + ".collective", "an exception fault fires in a module, not at a collective");
+    } else if (!f.module.empty() || !f.pass.empty() || f.step != 0) {
+      reject(path + (f.module.empty() ? f.pass.empty() ? ".step" : ".pass" : ".module"),
+             "only an exception fault names a module, pass and step");
+    }
     if (f.kind == "straggler")
       check_range(path + ".delay_ms", f.delay_ms, 1, ScenarioLimits::kMaxStragglerMs);
     else if (f.delay_ms != 0)

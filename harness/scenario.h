@@ -96,14 +96,21 @@ struct MixedPrecisionSpec {
 //   "collective_error" — the collective fails on that rank;
 //   "hang"             — the rank never enters it (it stays away past its peers' deadline);
 //   "crash"            — the rank dies (its thread, on the threads backend).
-// A fault whose collective the run never reaches does not fire.
+// Or inside the model: "exception" — module `module` throws in its forward or backward (`pass`)
+// at step `step` on rank `rank`.
+// A fault whose collective (or module call) the run never reaches does not fire.
 struct FaultSpec {
   std::string kind = "collective_error";
   int rank = 0;
   int collective = 0;
   int delay_ms = 0;  // straggler only
+  std::string module;  // exception only: a module path ("" = the root)
+  std::string pass;    // exception only: "forward" or "backward"
+  int step = 0;        // exception only: 0-based
   // Whether the run must stop with an error every rank sees: all kinds but a straggler under the
   // collective deadline.
+  // Whether it fires at a collective (all kinds but an exception, which fires at a module call).
+  bool is_collective() const { return kind != "exception"; }
   bool must_be_detected(int deadline_ms) const { return kind != "straggler" || delay_ms >= deadline_ms; }
 };
 // "straggler", "collective_error", "hang", "crash".

@@ -139,6 +139,11 @@ Json build(const Scenario& s) {
       fault["rank"] = f.rank;
       fault["collective"] = f.collective;
       if (f.kind == "straggler") fault["delay_ms"] = f.delay_ms;
+      if (f.kind == "exception") {
+        fault["module"] = f.module;
+        fault["pass"] = f.pass;
+        fault["step"] = f.step;
+      }
       faults.push_back(std::move(fault));
     }
     j["faults"] = std::move(faults);
@@ -420,12 +425,16 @@ Scenario read_scenario(const json& j) {
       reject(path, std::to_string(faults->size()) + " faults, over the limit of " +
                        std::to_string(ScenarioLimits::kMaxFaults));
     for (std::size_t i = 0; i < faults->size(); ++i) {
-      const Fields ff((*faults)[i], element_path(path, i), {"kind", "rank", "collective", "delay_ms"});
+      const Fields ff((*faults)[i], element_path(path, i),
+                      {"kind", "rank", "collective", "delay_ms", "module", "pass", "step"});
       FaultSpec fault;
       optional_field(ff, "kind", fault.kind, read_string);
       optional_field(ff, "rank", fault.rank, read_int);
       optional_field(ff, "collective", fault.collective, read_int);
       optional_field(ff, "delay_ms", fault.delay_ms, read_int);
+      optional_field(ff, "module", fault.module, read_string);
+      optional_field(ff, "pass", fault.pass, read_string);
+      optional_field(ff, "step", fault.step, read_int);
       s.faults.push_back(std::move(fault));
     }
   }

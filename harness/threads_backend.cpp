@@ -75,7 +75,7 @@ std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, st
   std::vector<int> index;
   for (std::size_t i = 0; i < sc.faults.size(); ++i) {
     const FaultSpec& f = sc.faults[i];
-    if (f.rank != rank) continue;
+    if (f.rank != rank || !f.is_collective()) continue;
     comm::CollectiveFault c;
     c.collective = static_cast<uint64_t>(f.collective);
     c.action = f.kind == "straggler" ? Action::Delay
@@ -98,6 +98,43 @@ std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, st
         std::lock_guard<std::mutex> lock(mu);
         run.fired_faults.push_back({which, rank, sc.faults[static_cast<std::size_t>(which)].kind, group, op, seconds_since(t0)});
       });
+}
+
+// The scenario's exception faults for `rank`: the module throws in its forward, or a gradient hook
+// on its output throws when backward reaches it, at the planned step (once per run).
+void install_module_faults(const Scenario& sc, int rank, nn::Module& model, const fsdp::RankRuntime& rt, RunRecord& run,
+                           std::mutex& mu, Clock::time_point t0) {
+  for (std::size_t i = 0; i < sc.faults.size(); ++i) {
+    const FaultSpec& f = sc.faults[i];
+    if (f.is_collective() || f.rank != rank) continue;
+    nn::Module* m = model.find(f.module);
+    if (!m) continue;
+    const std::string name = f.module.empty() ? "root" : f.module;
+    const std::string what = "injected exception in " + f.pass + " of " + name + " at step " +
+                             std::to_string(f.step + 1) + " on rank " + std::to_string(rank);
+    auto fire = [&run, &mu, t0, i, rank, name, f, what]() {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        run.fired_faults.push_back({static_cast<int>(i), rank, "exception", name, f.pass, seconds_since(t0)});
+      }
+      throw std::runtime_error(what);
+    };
+    auto armed = std::make_shared<bool>(true);
+    m->set_call_fault([&rt, f, armed, fire](nn::Module&, const at::Tensor& out) -> at::Tensor {
+      if (!*armed || rt.step() != f.step) return out;
+      if (f.pass == "forward") {
+        *armed = false;
+        fire();
+      }
+      if (!out.requires_grad()) return out;  // a no_grad call (eval, reentrant AC's first forward)
+      *armed = false;
+      out.register_hook([fire](const at::Tensor&) -> at::Tensor {
+        fire();
+        return {};
+      });
+      return out;
+    });
+  }
 }
 
 }  // namespace
@@ -135,6 +172,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
         if (sc.expert_parallel) build.ep = hsdp.dim("ep").group;
 
         auto model = build_model(sc, build);
+        install_module_faults(sc, rank, *model, rt, run, fired_mu, t0);
         apply_fully_shard(*model, sc, dense, experts, rt);
         // Peaks from here on are training's: building the full model before sharding is not.
         memory::reset_peak(rank);

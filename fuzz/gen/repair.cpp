@@ -24,6 +24,23 @@ harness::Scenario repair(harness::Scenario sc) {
     if (sc.world_size > 0) f.rank = ((f.rank % sc.world_size) + sc.world_size) % sc.world_size;
     if (f.kind != "straggler") f.delay_ms = 0;
     else if (f.delay_ms < 1) f.delay_ms = 1;
+    if (f.kind == "exception") {
+      f.collective = 0;
+      if (f.module.rfind("layers.", 0) == 0 && !sc.blocks.empty()) {
+        int k = 0;
+        try {
+          k = std::stoi(f.module.substr(7));
+        } catch (const std::exception&) {
+        }
+        f.module = "layers." + std::to_string(std::max(0, k) % static_cast<int>(sc.blocks.size()));
+      }
+      if (f.pass != "forward" && f.pass != "backward") f.pass = "forward";
+      f.step = std::max(0, std::min(f.step, sc.steps - 1));
+    } else {
+      f.module.clear();
+      f.pass.clear();
+      f.step = 0;
+    }
   }
   if (sc.expert_shard_size < 0) sc.expert_shard_size = 0;
   if (sc.expert_shard_size > 0 && sc.world_size > 0 && sc.world_size % sc.expert_shard_size != 0)

@@ -8,12 +8,15 @@
 namespace shardfuzz::nn {
 
 at::Tensor Module::operator()(const at::Tensor& input) {
+  at::Tensor out;
   if (without_grad_) {
     // The whole call, hooks included, as `with torch.no_grad(): module(x)` at the call site.
     torch::autograd::AutoGradMode off(false);
-    return call(input);
+    out = call(input);
+  } else {
+    out = call(input);
   }
-  return call(input);
+  return call_fault_ ? call_fault_(*this, out) : out;
 }
 
 at::Tensor Module::call(const at::Tensor& input) {

@@ -7,6 +7,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -79,6 +80,11 @@ class Module {
   // gradient checkpointing calls checkpoint(layer.__call__), so the region re-runs the hooks.
   void set_checkpoint_wraps_hooks(bool v) { checkpoint_wraps_hooks_ = v; }
 
+  // Fault injection: called with every output of this module's call (hooks included); it may throw
+  // (an exception in forward) or attach a gradient hook that throws (one in backward).
+  using CallFault = std::function<at::Tensor(Module&, const at::Tensor& output)>;
+  void set_call_fault(CallFault fault) { call_fault_ = std::move(fault); }
+
   const std::shared_ptr<ForwardHooks>& hooks() const { return hooks_; }
   void set_hooks(std::shared_ptr<ForwardHooks> hooks) { hooks_ = std::move(hooks); }
 
@@ -96,6 +102,7 @@ class Module {
   bool checkpoint_needs_input_grad_ = true;
   bool checkpoint_wraps_hooks_ = false;
   std::shared_ptr<ForwardHooks> hooks_;
+  CallFault call_fault_;
 };
 
 }  // namespace shardfuzz::nn

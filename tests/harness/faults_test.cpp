@@ -28,7 +28,12 @@ Scenario small(int world = 3) {
 }
 
 Scenario with_fault(Scenario sc, const std::string& kind, int rank, int collective, int delay_ms = 0) {
-  sc.faults.push_back({kind, rank, collective, delay_ms});
+  sc.faults.push_back({kind, rank, collective, delay_ms, "", "", 0});
+  return sc;
+}
+
+Scenario with_exception(Scenario sc, int rank, const std::string& module, const std::string& pass, int step) {
+  sc.faults.push_back({"exception", rank, 0, 0, module, pass, step});
   return sc;
 }
 
@@ -68,6 +73,12 @@ TEST(FaultPlan, BadFaultsNameTheirField) {
   expect_rejected(with_fault(small(), "crash", 0, -1), "faults[0].collective: -1 outside");
   expect_rejected(with_fault(small(), "straggler", 0, 0, 0), "faults[0].delay_ms: 0 outside [1, 60000]");
   expect_rejected(with_fault(small(), "hang", 0, 0, 5), "faults[0].delay_ms: 5: only a straggler has a delay");
+  expect_rejected(with_exception(small(), 0, "layers.7", "forward", 0), "faults[0].module: \"layers.7\": no such module");
+  expect_rejected(with_exception(small(), 0, "layers.0", "sideways", 0), "faults[0].pass: \"sideways\" is not a pass");
+  expect_rejected(with_exception(small(), 0, "layers.0", "backward", 1), "faults[0].step: 1 outside [0, 0]");
+  Scenario named = with_fault(small(), "crash", 0, 1);
+  named.faults[0].module = "out";
+  expect_rejected(named, "faults[0].module: only an exception fault names a module, pass and step");
   nlohmann::json j = to_json(small());
   j["faults"] = nlohmann::json::array({{{"kind", "crash"}, {"when", 3}}});
   try {
@@ -99,6 +110,41 @@ TEST_P(EachDetectedKind, StopsTheRunAndEveryRankLearnsOfItNamingTheRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, EachDetectedKind, ::testing::Values("collective_error", "hang", "crash"));
+
+class EachPass : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EachPass, AnExceptionInAModuleStopsTheRunNamingModuleStepAndRank) {
+  Scenario sc = small();
+  sc.steps = 2;
+  sc = with_exception(sc, 2, "layers.0.moe.experts", GetParam(), 1);
+  const RunRecord run = run_threads(sc, short_deadline());
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.error.find(std::string("injected exception in ") + GetParam() +
+                           " of layers.0.moe.experts at step 2 on rank 2"),
+            std::string::npos)
+      << run.error;
+  ASSERT_EQ(run.fired_faults.size(), 1u);
+  EXPECT_EQ(run.ranks[2].losses.size(), 1u) << "step 1 completed, step 2 did not";
+  const auto verdicts = check_properties(sc, run);
+  EXPECT_TRUE(verdict(verdicts, "liveness").ok) << verdict(verdicts, "liveness").message;
+  const Verdict& d = verdict(verdicts, "faults_detected");
+  EXPECT_TRUE(d.ok && !d.skipped) << d.message;
+  EXPECT_NE(d.message.find(std::string("planned exception of rank 2 in the ") + GetParam() +
+                           " of layers.0.moe.experts at step 2 detected on every rank"),
+            std::string::npos)
+      << d.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Passes, EachPass, ::testing::Values("forward", "backward"));
+
+TEST(FaultPlan, AnExceptionFaultRoundTripsThroughJson) {
+  const Scenario sc = with_exception(small(), 1, "layers.0", "backward", 0);
+  const Scenario back = scenario_from_json(to_json(sc));
+  ASSERT_EQ(back.faults.size(), 1u);
+  EXPECT_EQ(back.faults[0].module, "layers.0");
+  EXPECT_EQ(back.faults[0].pass, "backward");
+  EXPECT_EQ(to_json(back), to_json(sc));
+}
 
 TEST(FaultPlan, AStragglerUnderTheDeadlineChangesNothingButTime) {
   const Scenario sc = with_fault(small(), "straggler", 2, 5, 30);

@@ -135,7 +135,8 @@ const std::vector<std::string>& vocabulary() {
       "reshard_after_forward", "shard_dim", "mesh", "forward_prefetch", "backward_prefetch", "", "layers",
       "layers.0", "layers.0.moe.experts", "layers.1", "out", "self", "auto", "moe", "mlp", "none",
       "non_reentrant", "reentrant", "sgd", "adamw", "dp", "experts", "float32", "torch-2.9", "torch-2.11", "strict",
-      "faults", "rank", "collective", "delay_ms", "straggler", "collective_error", "hang", "crash"};
+      "faults", "rank", "collective", "delay_ms", "straggler", "collective_error", "hang", "crash", "exception",
+      "module", "pass", "step", "forward", "backward"};
   return words;
 }
 
@@ -241,6 +242,13 @@ rc::Gen<Scenario> valid_scenarios() {
       f.rank = pick(0, s.world_size);
       f.collective = *rc::gen::inRange(0, ScenarioLimits::kMaxFaultCollective + 1);
       f.delay_ms = f.kind == "straggler" ? *rc::gen::inRange(1, ScenarioLimits::kMaxStragglerMs + 1) : 0;
+      if (f.kind == "exception") {
+        f.collective = 0;
+        const int block = pick(0, static_cast<int>(s.blocks.size()) + 1) - 1;  // -1: the root
+        f.module = block < 0 ? "" : "layers." + std::to_string(block);
+        f.pass = *rc::gen::elementOf(std::vector<std::string>{"forward", "backward"});
+        f.step = pick(0, s.steps);
+      }
       s.faults.push_back(f);
     }
     return s;
