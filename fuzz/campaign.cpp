@@ -46,24 +46,6 @@ int case_size(int k) { return 10 + (k % 10) * 10; }  // 10..100, cycling: small 
 
 namespace {
 
-// One run of a scenario and its first failing property (the run is kept for blaming).
-struct Checked {
-  harness::RunRecord run;
-  std::optional<std::string> property;
-  std::string message;
-};
-
-Checked check(const harness::Scenario& scenario, harness::Backend* backend) {
-  Checked c;
-  c.run = backend ? backend->run(scenario) : harness::run_threads(scenario);
-  const auto verdicts = harness::check_properties(scenario, c.run);
-  if (const harness::Verdict* f = harness::first_failure(verdicts)) {
-    c.property = f->property;
-    c.message = f->message;
-  }
-  return c;
-}
-
 bool blamed_on(const std::vector<harness::zoo::Blame>& blames, const std::string& row) {
   return std::any_of(blames.begin(), blames.end(), [&](const harness::zoo::Blame& b) { return b.row == row; });
 }
@@ -72,13 +54,15 @@ bool blamed_on(const std::vector<harness::zoo::Blame>& blames, const std::string
 
 std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message,
                                                   harness::Backend* backend) {
-  Checked c = check(scenario, backend);
+  CaseRunner runner(backend, std::nullopt);
+  CaseCheck c = runner.check(scenario);
   if (message) *message = c.message;
   return c.property;
 }
 
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
-                             const std::string& dir, const std::string& found_by, const std::string& zoo) {
+                             const std::string& dir, const std::string& found_by, const std::string& zoo,
+                             CaseRunner* runner) {
   harness::Reproducer r;
   r.scenario = minimal;
   r.name = (zoo.empty() || zoo == "unattributed" ? "" : "zoo-" + zoo + "-") + property + "-" + minimal.profile + "-" +
@@ -88,19 +72,79 @@ std::string write_reproducer(const harness::Scenario& minimal, const std::string
   r.found_by = found_by;
   r.message = message;
   r.zoo = zoo;
-  for (const auto& profile : fsdp::Profile::names()) r.expected[profile] = harness::verdict_under(minimal, profile);
-  r.expected[minimal.profile] = harness::verdict_under(minimal, minimal.profile);
+  auto verdict = [&](const std::string& profile) {
+    return runner ? runner->verdict_under(minimal, profile) : harness::verdict_under(minimal, profile);
+  };
+  for (const auto& profile : fsdp::Profile::names()) r.expected[profile] = verdict(profile);
+  r.expected[minimal.profile] = verdict(minimal.profile);
   const std::string path = dir + "/" + r.name + ".json";
   harness::write_file_atomically(path, harness::to_json(r).dump(2) + "\n");
   return path;
 }
 
+CampaignOptions options_to_resume(const CampaignState& st, const std::string& out_dir) {
+  CampaignOptions o;
+  o.gen = st.gen;
+  o.seed = st.seed;
+  o.cases = st.cases;
+  o.seconds = st.seconds;
+  o.out_dir = out_dir;
+  o.shrink_budget = st.shrink_budget;
+  o.keep_going = st.keep_going;
+  o.until_row = st.until_row;
+  o.command = st.command;
+  if (st.isolate)
+    o.isolation = harness::isolation::Limits{std::chrono::milliseconds(st.case_timeout_ms), st.case_memory_bytes};
+  else
+    o.isolation.reset();
+  o.resume = st;
+  return o;
+}
+
+namespace {
+
+CampaignState initial_state(const CampaignOptions& o, const std::string& backend_name) {
+  CampaignState st;
+  st.seed = o.seed;
+  st.gen = o.gen;
+  st.cases = o.cases;
+  st.seconds = o.seconds;
+  st.shrink_budget = o.shrink_budget;
+  st.keep_going = o.keep_going;
+  st.until_row = o.until_row;
+  st.command = o.command;
+  st.backend = backend_name;
+  st.isolate = o.isolation.has_value();
+  if (o.isolation) {
+    st.case_timeout_ms = static_cast<int>(o.isolation->wall.count());
+    st.case_memory_bytes = o.isolation->memory_bytes;
+  }
+  return st;
+}
+
+}  // namespace
+
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
   CampaignResult result;
   harness::Backend* backend = options.backend.get();
-  // Blame re-runs natively; the run that saw the failure is reusable only when it was native.
-  auto native = [&](const Checked& c) { return backend ? nullptr : &c.run; };
+  CaseRunner runner(backend, options.isolation);
+  CampaignState state = options.resume ? *options.resume : initial_state(options, backend ? backend->name() : "threads");
+  if (options.resume) {
+    ++state.sessions;
+    const int stale = remove_stale_temporaries(options.out_dir);
+    out << "fuzz: resuming " << campaign_state_path(options.out_dir) << " at case " << state.next_case << " ("
+        << state.findings.size() << " finding(s) so far, " << static_cast<int>(state.elapsed_seconds) << " s spent"
+        << (stale ? ", " + std::to_string(stale) + " stale temporary file(s) removed" : "") << ")\n" << std::flush;
+  }
+  result.earlier_findings = static_cast<int>(state.findings.size());
+  const double spent_before = state.elapsed_seconds;
   const auto t0 = Clock::now();
+  auto elapsed = [&] { return spent_before + seconds_since(t0); };
+  auto save = [&] {
+    state.elapsed_seconds = elapsed();
+    save_campaign_state(options.out_dir, state);
+  };
+  save();
   const bool tty = ::isatty(STDOUT_FILENO) != 0;
   double last_report = 0;
   auto report = [&](bool final) {
@@ -108,29 +152,38 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     if (!final && t - last_report < (tty ? 0.2 : 5.0)) return;
     last_report = t;
     char line[256];
-    const double left = options.seconds ? std::max(0.0, *options.seconds - t) : -1;
-    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", result.cases_run,
-                  t > 0 ? result.cases_run / t : 0.0, result.findings.size(),
+    const double left = options.seconds ? std::max(0.0, *options.seconds - elapsed()) : -1;
+    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", state.next_case,
+                  t > 0 ? result.cases_this_session / t : 0.0, state.findings.size(),
                   left >= 0 ? (", " + std::to_string(static_cast<int>(left)) + " s left").c_str() : "");
     out << (tty && !final ? "\r" : "") << line << (tty && !final ? "" : "\n") << std::flush;
   };
-  for (int k = 0;; ++k) {
+  for (int k = state.next_case;; ++k) {
     if (options.cases && k >= *options.cases) break;
-    if (options.seconds && seconds_since(t0) >= *options.seconds) break;
+    if (options.seconds && elapsed() >= *options.seconds) break;
     const uint64_t seed = case_seed(options.seed, k);
     const int size = case_size(k);
     rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(options.gen, seed, size);
-    const Checked drawn_check = check(drawn.value(), backend);
+    const CaseCheck drawn_check = runner.check(drawn.value());
     const std::optional<std::string>& failure = drawn_check.property;
     const std::string& message = drawn_check.message;
-    ++result.cases_run;
-    report(false);
-    if (!failure) continue;
+    ++result.cases_this_session;
+    auto done = [&] {
+      state.next_case = k + 1;
+      save();
+    };
+    if (!failure) {
+      done();
+      report(false);
+      continue;
+    }
     // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for the
     // row; the minimal case is blamed again below, since shrinking can move it to another.
-    if (!options.until_row.empty() && !blamed_on(harness::zoo::blame(drawn.value(), native(drawn_check)), options.until_row))
+    if (!options.until_row.empty() && !blamed_on(runner.blame(drawn.value(), &drawn_check), options.until_row)) {
+      done();
       continue;
-    const double found_at = seconds_since(t0);
+    }
+    const double found_at = elapsed();
     if (tty) out << "\n";
     out << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails " << *failure << ": " << message
         << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n" << std::flush;
@@ -141,9 +194,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
     // replacing it by a non-reentrant one would still fail, as row 5).
     auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
-      const Checked c = check(s, backend);
+      const CaseCheck c = runner.check(s);
       if (!c.property || options.until_row.empty()) return c.property;
-      return blamed_on(harness::zoo::blame(s, native(c)), options.until_row) ? c.property : std::nullopt;
+      return blamed_on(runner.blame(s, &c), options.until_row) ? c.property : std::nullopt;
     };
     f.shrink = shrink(
         drawn, still_fails, options.shrink_budget,
@@ -153,25 +206,29 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
         },
         *failure);
     f.minimal = f.shrink.minimal;
-    const Checked minimal_check = check(f.minimal, backend);
+    const CaseCheck minimal_check = runner.check(f.minimal);
     f.message = minimal_check.message;
-    const auto blames = harness::zoo::blame(f.minimal, minimal_check.property ? native(minimal_check) : nullptr);
+    const auto blames = minimal_check.property ? runner.blame(f.minimal, &minimal_check) : std::vector<harness::zoo::Blame>{};
     f.blamed = harness::zoo::describe(blames);
     f.zoo = blames.empty() ? "unattributed" : blames.front().row;
-    if (backend && blames.empty() && harness::verdict_under(f.minimal, f.minimal.profile) == "pass")
+    if (backend && blames.empty() && runner.verdict_under(f.minimal, f.minimal.profile) == "pass")
       f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile +
                  " — a divergence between " + backend->name() + " and the native runtime";
     f.seconds_to_find = found_at;
     f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
                               options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed)
                                                       : options.command,
-                              f.zoo);
+                              f.zoo, &runner);
+    state.findings.push_back({k, seed, f.property, f.path, f.zoo});
     if (!options.until_row.empty() && f.zoo != options.until_row) {
       out << "fuzz: minimal case blamed on " << f.blamed << ", not row " << options.until_row << " (wrote " << f.path
           << "); going on\n";
+      state.findings.pop_back();
+      done();
       continue;
     }
-    f.seconds_to_shrink = seconds_since(t0);
+    done();
+    f.seconds_to_shrink = elapsed();
     out << "fuzz: minimal case: " << describe(f.minimal) << "\nfuzz: bug zoo: " << f.blamed << "\nfuzz: " << f.property
         << ": " << f.message
         << "\nfuzz: wrote " << f.path << " (" << f.shrink.steps_accepted << " shrink steps accepted of "
@@ -182,6 +239,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     result.findings.push_back(std::move(f));
     if (!options.keep_going) break;
   }
+  state.finished = true;  // by its own limits or its first finding; a killed campaign never gets here
+  save();
+  result.cases_run = state.next_case;
   result.elapsed_seconds = seconds_since(t0);
   report(true);
   return result;

@@ -1,8 +1,12 @@
 // The fuzz campaign, in one obvious place: draw case k from its own seed, run it on the threads
 // backend, check every property; on the first failure, shrink it (same property, under a budget),
-// compute its verdict under every profile, and write the minimal reproducer atomically.
+// compute its verdict under every profile, and write the minimal reproducer atomically. Cases run
+// isolated in child processes by default (fuzz/case_runner.h); the campaign's state is saved in
+// the output folder after every case, so a killed campaign resumes (fuzz/campaign_state.h).
 #pragma once
 
+#include "fuzz/campaign_state.h"
+#include "fuzz/case_runner.h"
 #include "fuzz/gen/gen_config.h"
 #include "fuzz/shrink.h"
 #include "harness/backend.h"
@@ -30,6 +34,10 @@ struct CampaignOptions {
   // What runs each case (nullptr: the threads backend). Blame always runs the native runtime: a
   // finding on torch that no native profile reproduces is unattributed (a divergence to explain).
   std::shared_ptr<harness::Backend> backend;
+  // Each native run in a child process under these limits (nullopt: in this process).
+  std::optional<harness::isolation::Limits> isolation = harness::isolation::Limits{};
+  // Continue this saved campaign (its options replace the ones above, except out_dir).
+  std::optional<CampaignState> resume;
 };
 
 struct Finding {
@@ -47,7 +55,9 @@ struct Finding {
 };
 
 struct CampaignResult {
-  int cases_run = 0;
+  int cases_run = 0;  // over all sessions of the campaign
+  int cases_this_session = 0;
+  int earlier_findings = 0;  // found by the sessions before a resume
   double elapsed_seconds = 0;
   std::vector<Finding> findings;
 };
@@ -63,8 +73,13 @@ std::optional<std::string> first_failing_property(const harness::Scenario& scena
 
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out);
 
-// Writes the reproducer for a shrunk failure into `dir` (expected verdicts under every profile).
+// Writes the reproducer for a shrunk failure into `dir` (expected verdicts under every profile, from
+// `runner`: isolated when it is; nullptr: in this process).
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
-                             const std::string& dir, const std::string& found_by, const std::string& zoo = "");
+                             const std::string& dir, const std::string& found_by, const std::string& zoo = "",
+                             CaseRunner* runner = nullptr);
+
+// The options a saved campaign ran with, to resume it writing into `out_dir`.
+CampaignOptions options_to_resume(const CampaignState& state, const std::string& out_dir);
 
 }  // namespace shardfuzz::fuzz

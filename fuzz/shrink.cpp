@@ -133,7 +133,13 @@ std::vector<Scenario> raw_edits(const Scenario& sc, const StructuralShrinkOption
       s.faults[i].rank = 0;
       out.push_back(s);
     }
-    if (f.kind == "exception" && f.step > 0) {
+    for (int a : {0, f.allocation / 2, f.allocation - 1})
+      if (f.kind == "oom" && a >= 0 && a < f.allocation) {
+        Scenario s = sc;
+        s.faults[i].allocation = a;
+        out.push_back(s);
+      }
+    if (f.is_in_module() && f.step > 0) {
       Scenario s = sc;
       s.faults[i].step = 0;
       out.push_back(s);

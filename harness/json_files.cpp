@@ -12,7 +12,8 @@ std::vector<std::string> json_files_in(const std::string& dir, const std::string
   if (!std::filesystem::is_directory(dir, ec)) throw std::runtime_error(what + ": no folder at " + dir);
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+    if (entry.path().extension() == ".json" && entry.path().filename().string()[0] != '.')  // not hidden state
+      files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }

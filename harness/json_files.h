@@ -1,4 +1,4 @@
-// The *.json files of a folder, sorted by name: what replay, conformance and their tests walk.
+// The *.json files of a folder (hidden ones, such as a campaign's .campaign.json, left out), sorted by name: what replay, conformance and their tests walk.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // Reproducer files and their replay.
 #include "harness/reproducer.h"
 
+#include "harness/isolation/child_process.h"
 #include "harness/json_files.h"
 #include "harness/properties/property.h"
 #include "harness/scenario_json.h"
@@ -66,7 +67,7 @@ Reproducer reproducer_from_json(const nlohmann::json& j) {
   for (const auto& [profile, verdict] : j.at("expected").items()) {
     if (!verdict.is_string()) throw std::invalid_argument("expected." + profile + ": expected a string");
     std::string v = verdict.get<std::string>();
-    bool known_property = v == "pass";
+    bool known_property = v == "pass" || v == kProcessSurvives;
     for (const Property& p : all_properties()) known_property = known_property || p.name == v;
     if (!known_property) throw std::invalid_argument("expected." + profile + ": unknown property '" + v + "'");
     r.expected[profile] = v;
@@ -135,6 +136,14 @@ std::string verdict_under(const Scenario& scenario, const std::string& profile, 
   return f ? f->property : "pass";
 }
 
+namespace {
+
+bool expects_process_death(const Reproducer& r) {
+  return std::any_of(r.expected.begin(), r.expected.end(), [](const auto& e) { return e.second == kProcessSurvives; });
+}
+
+}  // namespace
+
 std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::string& file, Backend* backend) {
   std::vector<ReplayResult> out;
   for (const auto& [profile, expected] : r.expected) {
@@ -143,6 +152,21 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
     res.file = file;
     res.profile = profile;
     res.expected = expected;
+    if (!backend && expects_process_death(r)) {  // its process dies by design: replay it in a child
+      if (isolation::thread_count() > 1) {
+        res.skipped = true;
+        res.actual = "not run";
+        res.message = "it kills its process; replay it from a fresh `shardfuzz replay` of its folder";
+      } else {
+        const isolation::Limits limits;
+        const isolation::ChildOutcome o =
+            isolation::run_in_child([&] { return verdict_under(r.scenario, profile); }, limits);
+        res.actual = o.returned() ? o.output : kProcessSurvives;
+        res.message = o.returned() ? "" : "the case's process " + o.describe(limits);
+      }
+      out.push_back(std::move(res));
+      continue;
+    }
     std::vector<Verdict> verdicts;
     try {
       verdicts = verdicts_under(r.scenario, profile, backend);
@@ -169,7 +193,19 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
 
 std::vector<ReplayResult> replay_dir(const std::string& dir, Backend* backend) {
   std::vector<ReplayResult> out;
+  // Reproducers whose process dies first, while this process is single-threaded and can fork them
+  // (harness/isolation/child_outcome.h); then the rest in this process.
+  std::vector<std::string> files, dying;
   for (const auto& f : json_files_in(dir, "replay")) {
+    bool dies = false;
+    try {
+      dies = expects_process_death(load_reproducer(f));
+    } catch (const std::exception&) {  // reported below
+    }
+    (dies ? dying : files).push_back(f);
+  }
+  files.insert(files.begin(), dying.begin(), dying.end());
+  for (const auto& f : files) {
     const std::string name = std::filesystem::path(f).filename().string();
     try {
       auto results = replay_reproducer(load_reproducer(f), name, backend);

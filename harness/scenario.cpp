@@ -211,7 +211,8 @@ int Scenario::expert_parallel_degree() const {
 }
 
 const std::vector<std::string>& fault_kinds() {
-  static const std::vector<std::string> kinds = {"straggler", "collective_error", "hang", "crash", "exception"};
+  static const std::vector<std::string> kinds = {"straggler", "collective_error", "hang", "crash",
+                                                  "exception", "nan",       "inf",  "oom",   "abort"};
   return kinds;
 }
 
@@ -275,6 +276,12 @@ int64_t Scenario::full_parameter_bytes() const {
 
 namespace {
 
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
 void validate_faults(const Scenario& sc) {
   if (sc.faults.size() > static_cast<std::size_t>(ScenarioLimits::kMaxFaults))
     reject("faults", std::to_string(sc.faults.size()) + " faults, over the limit of " +
@@ -284,20 +291,35 @@ void validate_faults(const Scenario& sc) {
     const std::string path = "faults[" + std::to_string(i) + "]";
     const auto& kinds = fault_kinds();
     if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end())
-      reject(path + ".kind", quoted(f.kind) + " is not a fault kind (straggler, collective_error, hang, crash, exception)");
+      reject(path + ".kind", quoted(f.kind) + " is not a fault kind (" + join(kinds) + ")");
     check_range(path + ".rank", f.rank, 0, sc.world_size - 1);
     check_range(path + ".collective", f.collective, 0, ScenarioLimits::kMaxFaultCollective);
-    if (f.kind == "exception") {
+    if (!f.is_collective() && f.collective != 0)
+      reject(path + ".collective", std::string(f.kind == "exception" || f.kind == "inf" || f.kind == "oom" ? "an " : "a ") +
+                                       f.kind + " fault fires " + (f.kind == "oom" ? "in the allocator" : "in a module") +
+                                       ", not at a collective");
+    if (f.is_in_module()) {
       const auto paths = sc.module_paths();
       if (std::find(paths.begin(), paths.end(), f.module) == paths.end())
         reject(path + ".module", quoted(f.module) + ": no such module");
+      check_range(path + ".step", f.step, 0, sc.steps - 1);
+    } else if (!f.module.empty() || f.step != 0) {
+      reject(path + (f.module.empty() ? ".step" : ".module"),
+             "only an exception, nan or inf fault names a module and a step");
+    }
+    if (f.kind == "exception") {
       if (f.pass != "forward" && f.pass != "backward")
         reject(path + ".pass", quoted(f.pass) + " is not a pass (\"forward\", \"backward\")");
-      check_range(path + ".step", f.step, 0, sc.steps - 1);
-      if (f.collective != 0) reject(path + ".collective", "an exception fault fires in a module, not at a collective");
-    } else if (!f.module.empty() || !f.pass.empty() || f.step != 0) {
-      reject(path + (f.module.empty() ? f.pass.empty() ? ".step" : ".pass" : ".module"),
-             "only an exception fault names a module, pass and step");
+    } else if (!f.pass.empty()) {
+      reject(path + ".pass", "only an exception fault names a pass");
+    }
+    if (f.kind == "oom") {
+      if ((f.allocation >= 0) == (f.limit_bytes > 0))
+        reject(path + ".allocation", "an oom fault names either an allocation or limit_bytes (one of them)");
+      if (f.allocation >= 0) check_range(path + ".allocation", f.allocation, 0, ScenarioLimits::kMaxFaultAllocation);
+      else check_range(path + ".limit_bytes", f.limit_bytes, 1, ScenarioLimits::kMaxFaultLimitBytes);
+    } else if (f.allocation != -1 || f.limit_bytes != 0) {
+      reject(path + (f.allocation != -1 ? ".allocation" : ".limit_bytes"), "only an oom fault names an allocation or a limit");
     }
     if (f.kind == "straggler")
       check_range(path + ".delay_ms", f.delay_ms, 1, ScenarioLimits::kMaxStragglerMs);

@@ -96,24 +96,40 @@ struct MixedPrecisionSpec {
 //   "collective_error" — the collective fails on that rank;
 //   "hang"             — the rank never enters it (it stays away past its peers' deadline);
 //   "crash"            — the rank dies (its thread, on the threads backend).
-// Or inside the model: "exception" — module `module` throws in its forward or backward (`pass`)
-// at step `step` on rank `rank`.
-// A fault whose collective (or module call) the run never reaches does not fire.
+// Or inside the model, at step `step` (0-based) on rank `rank`:
+//   "exception" — module `module` throws in its forward or backward (`pass`);
+//   "nan", "inf" — the gradient flowing into module `module`'s output in backward gets one
+//                  non-finite element (the run goes on; nonfinite_reported checks the runtime says
+//                  where it first appeared);
+// In the allocator: "oom" — the rank's allocation number `allocation` (0-based, counted from the
+// start of training) fails, or the first allocation that takes the rank above `limit_bytes` of
+// training memory does: c10::OutOfMemoryError from the allocator, as a real OOM.
+// Or the process: "abort" — the rank aborts its process at collective `collective` (SIGABRT; on
+// the threads backend that is every rank: only isolation survives it, as a process_survives
+// finding — the nccl backend's rank crash).
+// A fault whose collective (module call, allocation) the run never reaches does not fire.
 struct FaultSpec {
   std::string kind = "collective_error";
   int rank = 0;
   int collective = 0;
   int delay_ms = 0;  // straggler only
-  std::string module;  // exception only: a module path ("" = the root)
+  std::string module;  // exception, nan, inf: a module path ("" = the root)
   std::string pass;    // exception only: "forward" or "backward"
-  int step = 0;        // exception only: 0-based
+  int step = 0;        // exception, nan, inf: 0-based
+  int allocation = -1;     // oom: the allocation that fails (-1: by limit_bytes)
+  int64_t limit_bytes = 0;  // oom: the training memory the rank may not exceed (0: by allocation)
+  // Whether it fires at a collective, at a module call, or in the allocator.
+  bool is_collective() const { return kind == "straggler" || kind == "collective_error" || kind == "hang" ||
+                                      kind == "crash" || kind == "abort"; }
+  bool is_in_module() const { return kind == "exception" || kind == "nan" || kind == "inf"; }
+  bool is_nonfinite() const { return kind == "nan" || kind == "inf"; }
   // Whether the run must stop with an error every rank sees: all kinds but a straggler under the
-  // collective deadline.
-  // Whether it fires at a collective (all kinds but an exception, which fires at a module call).
-  bool is_collective() const { return kind != "exception"; }
-  bool must_be_detected(int deadline_ms) const { return kind != "straggler" || delay_ms >= deadline_ms; }
+  // collective deadline and a non-finite gradient (training goes on with it).
+  bool must_be_detected(int deadline_ms) const {
+    return !is_nonfinite() && (kind != "straggler" || delay_ms >= deadline_ms);
+  }
 };
-// "straggler", "collective_error", "hang", "crash".
+// Every kind a FaultSpec may have.
 const std::vector<std::string>& fault_kinds();
 
 // The dtypes a scenario names: "float32", "bfloat16".
@@ -191,6 +207,8 @@ struct ScenarioLimits {
   static constexpr int kMaxFaults = 16;
   static constexpr int kMaxFaultCollective = 1 << 20;
   static constexpr int kMaxStragglerMs = 60000;
+  static constexpr int kMaxFaultAllocation = 1 << 24;
+  static constexpr int64_t kMaxFaultLimitBytes = int64_t{1} << 40;
 };
 
 }  // namespace shardfuzz::harness

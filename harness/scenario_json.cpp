@@ -137,12 +137,16 @@ Json build(const Scenario& s) {
       Json fault = Json::object();
       fault["kind"] = f.kind;
       fault["rank"] = f.rank;
-      fault["collective"] = f.collective;
+      if (f.is_collective()) fault["collective"] = f.collective;
       if (f.kind == "straggler") fault["delay_ms"] = f.delay_ms;
-      if (f.kind == "exception") {
+      if (f.is_in_module()) {
         fault["module"] = f.module;
-        fault["pass"] = f.pass;
+        if (f.kind == "exception") fault["pass"] = f.pass;
         fault["step"] = f.step;
+      }
+      if (f.kind == "oom") {
+        if (f.allocation >= 0) fault["allocation"] = f.allocation;
+        if (f.limit_bytes > 0) fault["limit_bytes"] = f.limit_bytes;
       }
       faults.push_back(std::move(fault));
     }
@@ -426,7 +430,7 @@ Scenario read_scenario(const json& j) {
                        std::to_string(ScenarioLimits::kMaxFaults));
     for (std::size_t i = 0; i < faults->size(); ++i) {
       const Fields ff((*faults)[i], element_path(path, i),
-                      {"kind", "rank", "collective", "delay_ms", "module", "pass", "step"});
+                      {"kind", "rank", "collective", "delay_ms", "module", "pass", "step", "allocation", "limit_bytes"});
       FaultSpec fault;
       optional_field(ff, "kind", fault.kind, read_string);
       optional_field(ff, "rank", fault.rank, read_int);
@@ -435,6 +439,8 @@ Scenario read_scenario(const json& j) {
       optional_field(ff, "module", fault.module, read_string);
       optional_field(ff, "pass", fault.pass, read_string);
       optional_field(ff, "step", fault.step, read_int);
+      optional_field(ff, "allocation", fault.allocation, read_int);
+      optional_field(ff, "limit_bytes", fault.limit_bytes, read_int64);
       s.faults.push_back(std::move(fault));
     }
   }

@@ -13,8 +13,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <mutex>
 
 namespace shardfuzz::harness {
@@ -34,6 +36,8 @@ std::string error_kind(const std::exception_ptr& ex) {
     if (ex) std::rethrow_exception(ex);
   } catch (const comm::RankCrash&) {
     return "crash";
+  } catch (const c10::OutOfMemoryError&) {
+    return "out_of_memory";
   } catch (const comm::CollectiveError& e) {
     switch (e.kind) {
       case comm::CollectiveError::Kind::Mismatch: return "collective_mismatch";
@@ -81,6 +85,7 @@ std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, st
     c.action = f.kind == "straggler" ? Action::Delay
                : f.kind == "hang"    ? Action::Hang
                : f.kind == "crash"   ? Action::Crash
+               : f.kind == "abort"   ? Action::Abort
                                      : Action::Error;
     c.delay = f.kind == "straggler" ? std::chrono::milliseconds(f.delay_ms)
               : f.kind == "hang"    ? options.deadline + std::chrono::milliseconds(500)
@@ -100,42 +105,81 @@ std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, st
       });
 }
 
-// The scenario's exception faults for `rank`: the module throws in its forward, or a gradient hook
-// on its output throws when backward reaches it, at the planned step (once per run).
+// The scenario's faults inside modules for `rank`, once per run at the planned step: an exception
+// thrown by the module's forward, or by a gradient hook on its output when backward reaches it; a
+// NaN or Inf written into that gradient (the run goes on).
 void install_module_faults(const Scenario& sc, int rank, nn::Module& model, const fsdp::RankRuntime& rt, RunRecord& run,
                            std::mutex& mu, Clock::time_point t0) {
   for (std::size_t i = 0; i < sc.faults.size(); ++i) {
     const FaultSpec& f = sc.faults[i];
-    if (f.is_collective() || f.rank != rank) continue;
+    if (!f.is_in_module() || f.rank != rank) continue;
     nn::Module* m = model.find(f.module);
     if (!m) continue;
     const std::string name = f.module.empty() ? "root" : f.module;
-    const std::string what = "injected exception in " + f.pass + " of " + name + " at step " +
-                             std::to_string(f.step + 1) + " on rank " + std::to_string(rank);
-    auto fire = [&run, &mu, t0, i, rank, name, f, what]() {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        run.fired_faults.push_back({static_cast<int>(i), rank, "exception", name, f.pass, seconds_since(t0)});
-      }
-      throw std::runtime_error(what);
+    const std::string pass = f.kind == "exception" ? f.pass : "backward";
+    auto note = [&run, &mu, t0, i, rank, name, pass, kind = f.kind] {
+      std::lock_guard<std::mutex> lock(mu);
+      run.fired_faults.push_back({static_cast<int>(i), rank, kind, name, pass, seconds_since(t0)});
     };
+    const std::string what = "injected exception in " + pass + " of " + name + " at step " + std::to_string(f.step + 1) +
+                             " on rank " + std::to_string(rank);
+    const bool nonfinite = f.is_nonfinite();
+    const double poison = f.kind == "nan" ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
     auto armed = std::make_shared<bool>(true);
-    m->set_call_fault([&rt, f, armed, fire](nn::Module&, const at::Tensor& out) -> at::Tensor {
-      if (!*armed || rt.step() != f.step) return out;
-      if (f.pass == "forward") {
+    m->set_call_fault([&rt, step = f.step, pass, armed, note, what, nonfinite, poison](nn::Module&,
+                                                                                   const at::Tensor& out) -> at::Tensor {
+      if (!*armed || rt.step() != step) return out;
+      if (pass == "forward") {
         *armed = false;
-        fire();
+        note();
+        throw std::runtime_error(what);
       }
       if (!out.requires_grad()) return out;  // a no_grad call (eval, reentrant AC's first forward)
       *armed = false;
-      out.register_hook([fire](const at::Tensor&) -> at::Tensor {
-        fire();
-        return {};
+      out.register_hook([note, what, nonfinite, poison](const at::Tensor& grad) -> at::Tensor {
+        note();
+        if (!nonfinite) throw std::runtime_error(what);
+        at::Tensor g = grad.clone();
+        g.view(-1)[0].fill_(poison);
+        return g;
       });
       return out;
     });
   }
 }
+
+// The scenario's allocation faults for `rank`, armed from the start of training to the end of
+// the run (disarmed however it ends: the counters outlive the run in a persistent worker).
+class AllocationFaults {
+ public:
+  AllocationFaults(const Scenario& sc, int rank, RunRecord& run, std::mutex& mu, Clock::time_point t0) : rank_(rank) {
+    for (std::size_t i = 0; i < sc.faults.size(); ++i) {
+      const FaultSpec& f = sc.faults[i];
+      if (f.kind != "oom" || f.rank != rank) continue;
+      memory::AllocationFault a;
+      a.at_allocation = f.allocation;
+      a.limit_bytes = f.limit_bytes;
+      a.on_fire = [&run, &mu, t0, i, rank](int64_t index, int64_t bytes) {
+        std::lock_guard<std::mutex> lock(mu);
+        run.fired_faults.push_back({static_cast<int>(i), rank, "oom", "allocator",
+                                    "allocation #" + std::to_string(index) + " of " + std::to_string(bytes) + " B",
+                                    seconds_since(t0)});
+      };
+      memory::arm_allocation_fault(rank, std::move(a));
+      armed_ = true;
+      break;  // one allocation fault per rank at a time
+    }
+  }
+  ~AllocationFaults() {
+    if (armed_) memory::disarm_allocation_fault(rank_);
+  }
+  AllocationFaults(const AllocationFaults&) = delete;
+  AllocationFaults& operator=(const AllocationFaults&) = delete;
+
+ private:
+  int rank_;
+  bool armed_ = false;
+};
 
 }  // namespace
 
@@ -160,6 +204,8 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
     {
       fsdp::RankRuntime rt(rank, fsdp::Profile::named(sc.profile));
       rt.set_timeline_enabled(options.record_timeline);
+      rt.set_check_finite_grads(std::any_of(sc.faults.begin(), sc.faults.end(),
+                                            [](const FaultSpec& f) { return f.is_nonfinite(); }));
       {
         auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
         const int k = sc.expert_shard_size == 0 ? world_size : sc.expert_shard_size;
@@ -177,6 +223,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
         // Peaks from here on are training's: building the full model before sharding is not.
         memory::reset_peak(rank);
         const int64_t peak_origin = memory::allocated_bytes(rank).current;
+        AllocationFaults allocation_faults(sc, rank, run, fired_mu, t0);
         std::unique_ptr<train::ShardedOptimizer> opt;
         if (options.optimizer_step) opt = std::make_unique<train::ShardedOptimizer>(rt.groups(), sc.optimizer, rt);
         const train::StepPlan plan = step_plan(sc);

@@ -4,23 +4,24 @@
 #include "fuzz/cli/exit_codes.h"
 #include "runtime/fsdp/profile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 namespace shardfuzz::cli {
 
-double parse_duration_seconds(const std::string& text) {
+double parse_duration_seconds(const std::string& text, const std::string& flag) {
   std::size_t used = 0;
   double value = 0;
   try {
     value = std::stod(text, &used);
   } catch (const std::exception&) {
-    throw std::invalid_argument("--time: '" + text + "' is not a duration (e.g. 60s, 5m, 1h)");
+    throw std::invalid_argument(flag + ": '" + text + "' is not a duration (e.g. 60s, 5m, 1h)");
   }
   const std::string unit = text.substr(used);
   double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
   if (scale < 0 || !std::isfinite(value) || value <= 0)
-    throw std::invalid_argument("--time: '" + text + "' is not a positive duration (e.g. 60s, 5m, 1h)");
+    throw std::invalid_argument(flag + ": '" + text + "' is not a positive duration (e.g. 60s, 5m, 1h)");
   return value * scale;
 }
 
@@ -37,16 +38,69 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   cmd->add_option("--world", o.world, "pin the world size (default: drawn from 1-8)");
   cmd->add_flag("--faults", o.faults,
                 "give every scenario a fault plan (1-2 of: straggler, collective error, hang, crash at a drawn "
-                "collective of a drawn rank); faults_detected checks every rank learns of it in time");
+                "collective of a drawn rank; an exception, NaN or Inf in a drawn module at a drawn step; an "
+                "allocation failure); faults_detected and nonfinite_reported judge them");
+  cmd->add_option("--fault-kinds", o.fault_kinds,
+                  "draw only these fault kinds (implies --faults): straggler, collective_error, hang, crash, "
+                  "exception, nan, inf, oom, abort (abort ends the case's process: a process_survives finding)")
+      ->delimiter(',');
   cmd->add_option("--out", o.out, "folder for minimal reproducers")->capture_default_str();
   cmd->add_flag("--keep-going", o.keep_going, "continue after a finding");
   cmd->add_option("--shrink-steps", o.shrink_steps, "shrink budget: runs")->capture_default_str();
   cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrink budget: seconds")->capture_default_str();
+  cmd->add_flag("--no-isolation", o.no_isolation,
+                "run cases in this process (default: each native run in a child process, so a crash or hang of a "
+                "case is a finding of process_survives, not the end of the campaign)");
+  cmd->add_option("--case-timeout", o.case_timeout, "an isolated case's wall-clock limit (30s, 2m)")
+      ->capture_default_str();
+  cmd->add_option("--case-memory-mb", o.case_memory_mb, "an isolated case's resident memory limit in MiB")
+      ->capture_default_str();
+  cmd->add_option("--resume", o.resume,
+                  "continue the campaign whose --out folder this is (its .campaign.json), e.g. after the harness was "
+                  "killed; its saved options apply");
   add_backend_flags(cmd, o.backend);
   return cmd;
 }
 
+namespace {
+
+// `--resume DIR`: the saved campaign's options, the backend it ran on.
+int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
+  fuzz::CampaignOptions c;
+  try {
+    const fuzz::CampaignState st = fuzz::load_campaign_state(o.resume);
+    if (st.finished) {
+      out << "fuzz: the campaign in " << o.resume << " has finished (" << st.next_case << " cases, "
+          << st.findings.size() << " finding(s)); nothing to resume\n";
+      return st.findings.empty() ? kExitOk : kExitFindings;
+    }
+    c = fuzz::options_to_resume(st, o.resume);
+    if (st.backend != "threads") {
+      BackendFlags flags = o.backend;
+      flags.backend = st.backend;
+      c.backend = make_backend(flags);
+    }
+  } catch (const std::exception& e) {
+    err << "shardfuzz fuzz: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  fuzz::CampaignResult r;
+  try {
+    r = fuzz::run_campaign(c, out);
+  } catch (const std::runtime_error& e) {
+    err << "shardfuzz fuzz: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const std::size_t total = r.findings.size() + static_cast<std::size_t>(r.earlier_findings);
+  out << "fuzz: " << r.cases_run << " cases over all sessions, " << total << " finding(s) ("
+      << r.findings.size() << " in this session)\n";
+  return total == 0 ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
 int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream& out, std::ostream& err) {
+  if (!o.resume.empty()) return resume_fuzz(o, out, err);
   fuzz::CampaignOptions c;
   try {
     if (!o.profile.empty()) fsdp::Profile::named(o.profile);  // validates the name
@@ -54,10 +108,27 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     if (o.cases < 0) throw std::invalid_argument("--cases: negative");
     c.gen.profile = o.profile;
     c.gen.world = o.world;
-    c.gen.faults = o.faults;
+    c.gen.faults = o.faults || !o.fault_kinds.empty();
+    for (const auto& k : o.fault_kinds) {
+      const auto& kinds = harness::fault_kinds();
+      if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
+        throw std::invalid_argument("--fault-kinds: '" + k + "' is not a fault kind");
+      if (k == "abort" && o.no_isolation)
+        throw std::invalid_argument("--fault-kinds: abort ends the process; it needs isolation (drop --no-isolation)");
+    }
+    c.gen.fault_kinds = o.fault_kinds;
     c.seed = o.seed;
     if (o.cases > 0) c.cases = o.cases;
-    if (!o.time.empty()) c.seconds = parse_duration_seconds(o.time);
+    if (!o.time.empty()) c.seconds = parse_duration_seconds(o.time, "--time");
+    if (o.no_isolation) {
+      c.isolation.reset();
+    } else {
+      if (o.case_memory_mb < 64 || o.case_memory_mb > (1 << 22))
+        throw std::invalid_argument("--case-memory-mb: " + std::to_string(o.case_memory_mb) + " outside [64, 4194304]");
+      c.isolation = harness::isolation::Limits{
+          std::chrono::milliseconds(static_cast<int64_t>(parse_duration_seconds(o.case_timeout, "--case-timeout") * 1000)),
+          int64_t{o.case_memory_mb} << 20};
+    }
     if (!c.cases && !c.seconds) c.seconds = 60;
     c.out_dir = o.out;
     c.keep_going = o.keep_going;

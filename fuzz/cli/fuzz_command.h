@@ -9,6 +9,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace shardfuzz::cli {
 
@@ -21,16 +22,21 @@ struct FuzzOptions {
   std::string out = "findings";
   bool keep_going = false;
   bool faults = false;
+  std::vector<std::string> fault_kinds;
   std::string until_row;
   int shrink_steps = 300;
   double shrink_seconds = 120;
   BackendFlags backend;
+  bool no_isolation = false;
+  std::string case_timeout = "60s";
+  int case_memory_mb = 4096;
+  std::string resume;  // a campaign's --out folder
 };
 
 CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& options);
 int run_fuzz(const FuzzOptions& options, const std::string& command_line, std::ostream& out, std::ostream& err);
 
 // "60s" -> 60, "5m" -> 300, "1h" -> 3600, "90" -> 90; throws std::invalid_argument naming the value.
-double parse_duration_seconds(const std::string& text);
+double parse_duration_seconds(const std::string& text, const std::string& flag = "--time");
 
 }  // namespace shardfuzz::cli

@@ -11,21 +11,44 @@
 
 namespace shardfuzz::fuzz::gen {
 
-rc::Gen<harness::FaultSpec> fault() {
+const std::vector<std::string>& default_fault_kinds() {
+  static const std::vector<std::string> kinds = {"collective_error", "straggler", "crash", "hang",
+                                                 "exception",        "nan",       "inf",   "oom"};
+  return kinds;
+}
+
+namespace {
+
+// Draw weights: a hang costs a deadline per run; a process abort ends the case's process (drawn
+// only when asked for: it is a finding of process_survives every time).
+std::size_t weight_of(const std::string& kind) {
+  if (kind == "collective_error" || kind == "straggler") return 3;
+  if (kind == "crash" || kind == "exception" || kind == "oom") return 2;
+  return 1;
+}
+
+}  // namespace
+
+rc::Gen<harness::FaultSpec> fault(const std::vector<std::string>& kinds) {
+  std::vector<std::pair<std::size_t, std::string>> weighted;
+  for (const auto& k : kinds.empty() ? default_fault_kinds() : kinds) weighted.push_back({weight_of(k), k});
   return rc::gen::map(
-      rc::gen::tuple(weighted_choice<std::string>(
-                         {{3, "collective_error"}, {3, "straggler"}, {2, "crash"}, {1, "hang"}, {2, "exception"}}),
-                     rc::gen::inRange(0, 8), rc::gen::inRange(0, 61), rc::gen::inRange(1, 51),
-                     weighted_choice<std::string>({{1, "forward"}, {1, "backward"}}), rc::gen::inRange(0, 3)),
+      rc::gen::tuple(weighted_choice<std::string>(weighted), rc::gen::inRange(0, 8), rc::gen::inRange(0, 61),
+                     rc::gen::inRange(1, 51), weighted_choice<std::string>({{1, "forward"}, {1, "backward"}}),
+                     rc::gen::inRange(0, 3)),
       [](const std::tuple<std::string, int, int, int, std::string, int>& t) {
         harness::FaultSpec f;
         f.kind = std::get<0>(t);
         f.rank = std::get<1>(t);
-        if (f.kind == "exception") {
+        if (f.is_in_module()) {
           // A block by index (repair maps it onto the model), the pass, the step.
           f.module = "layers." + std::to_string(std::get<2>(t) % 4);
-          f.pass = std::get<4>(t);
+          if (f.kind == "exception") f.pass = std::get<4>(t);
           f.step = std::get<5>(t);
+        } else if (f.kind == "oom") {
+          // Mostly an allocation index (0-300); one time in three a training-memory limit (1-50 KiB).
+          if (std::get<3>(t) % 3 != 0) f.allocation = std::get<2>(t) * 5;
+          else f.limit_bytes = int64_t{std::get<3>(t)} * 1024;
         } else {
           f.collective = std::get<2>(t);
           f.delay_ms = f.kind == "straggler" ? std::get<3>(t) : 0;
@@ -34,9 +57,9 @@ rc::Gen<harness::FaultSpec> fault() {
       });
 }
 
-rc::Gen<std::vector<harness::FaultSpec>> fault_plan(bool enabled) {
+rc::Gen<std::vector<harness::FaultSpec>> fault_plan(bool enabled, const std::vector<std::string>& kinds) {
   if (!enabled) return rc::gen::just(std::vector<harness::FaultSpec>{});
-  return bounded_vector<harness::FaultSpec>(1, 2, fault());
+  return bounded_vector<harness::FaultSpec>(1, 2, fault(kinds));
 }
 
 }  // namespace shardfuzz::fuzz::gen

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace shardfuzz::fuzz {
 
@@ -11,7 +12,8 @@ struct GenConfig {
   std::string profile;  // "": drawn (torch-2.11, torch-2.9, strict); else every scenario has it
   int max_blocks = 4;   // the block list holds 1..max_blocks blocks (at size >= 50; fewer below)
   int max_steps = 3;    // steps are drawn from 1..max_steps
-  bool faults = false;  // draw a fault plan (1-2 collective faults) for every scenario
+  bool faults = false;  // draw a fault plan (1-2 faults) for every scenario
+  std::vector<std::string> fault_kinds;  // the kinds drawn (empty: gen::default_fault_kinds())
 };
 
 }  // namespace shardfuzz::fuzz

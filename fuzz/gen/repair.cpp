@@ -24,8 +24,15 @@ harness::Scenario repair(harness::Scenario sc) {
     if (sc.world_size > 0) f.rank = ((f.rank % sc.world_size) + sc.world_size) % sc.world_size;
     if (f.kind != "straggler") f.delay_ms = 0;
     else if (f.delay_ms < 1) f.delay_ms = 1;
-    if (f.kind == "exception") {
-      f.collective = 0;
+    if (!f.is_collective()) f.collective = 0;
+    if (f.kind == "oom") {
+      if (f.allocation < 0 && f.limit_bytes <= 0) f.allocation = 0;
+      if (f.allocation >= 0) f.limit_bytes = 0;
+    } else {
+      f.allocation = -1;
+      f.limit_bytes = 0;
+    }
+    if (f.is_in_module()) {
       if (f.module.rfind("layers.", 0) == 0 && !sc.blocks.empty()) {
         int k = 0;
         try {
@@ -34,7 +41,8 @@ harness::Scenario repair(harness::Scenario sc) {
         }
         f.module = "layers." + std::to_string(std::max(0, k) % static_cast<int>(sc.blocks.size()));
       }
-      if (f.pass != "forward" && f.pass != "backward") f.pass = "forward";
+      if (f.kind != "exception") f.pass.clear();
+      else if (f.pass != "forward" && f.pass != "backward") f.pass = "forward";
       f.step = std::max(0, std::min(f.step, sc.steps - 1));
     } else {
       f.module.clear();

@@ -89,7 +89,7 @@ rc::Gen<ScenarioDraw> scenario_draw(const GenConfig& config, const ScenarioWeigh
       rc::gen::set(&ScenarioDraw::mixed_precision, mixed_precision(w.no_mixed_precision, w.mixed_precision)),
       rc::gen::set(&ScenarioDraw::profile, profile(config)),
       rc::gen::set(&ScenarioDraw::seed, seed()),
-      rc::gen::set(&ScenarioDraw::faults, fault_plan(config.faults)));
+      rc::gen::set(&ScenarioDraw::faults, fault_plan(config.faults, config.fault_kinds)));
 }
 
 }  // namespace

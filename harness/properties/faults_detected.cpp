@@ -22,6 +22,8 @@ bool names_rank(const std::string& error, int r) {
 }
 
 std::string describe(const FaultSpec& spec, const FiredFault& f) {
+  if (spec.kind == "oom")
+    return "planned oom of rank " + std::to_string(f.rank) + " (" + f.op + ")";
   if (spec.kind == "exception")
     return "planned exception of rank " + std::to_string(f.rank) + " in the " + spec.pass + " of " + f.group +
            " at step " + std::to_string(spec.step + 1);

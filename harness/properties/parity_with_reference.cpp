@@ -24,6 +24,11 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
   if (!run.observed.shard_values)
     return {"parity_with_reference", true, true,
             "the " + run.backend + " backend draws its own weights and inputs: nothing to compare with the reference"};
+  for (const FiredFault& f : run.fired_faults)
+    if (sc.faults.at(static_cast<std::size_t>(f.fault)).is_nonfinite())
+      return {"parity_with_reference", true, true,
+              "a planned " + f.kind + " gradient changed training on rank " + std::to_string(f.rank) +
+                  " (nonfinite_reported judges it)"};
   BuildOptions as_reference;
   as_reference.reference = true;
   auto reference = build_model(sc, as_reference);

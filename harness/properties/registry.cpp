@@ -12,6 +12,10 @@ const std::vector<Property>& all_properties() {
        "a planned fault that must stop the run stops it on every rank, each peer's error naming the faulty rank "
        "within the deadline (latency reported)",
        check_faults_detected},
+      {"nonfinite_reported",
+       "a planned NaN/Inf gradient is first reported on its rank, at its step, before the reduce-scatter, in the "
+       "group of the module it entered",
+       check_nonfinite_reported},
       {"per_layer_return_to_baseline",
        "after each post_backward no finished group holds a pending all-gather, unsharded params or an older "
        "group's HSDP reduce output, no all-gather is dropped unconsumed at finalize, and allocator growth per "

@@ -1,6 +1,8 @@
 // The planned faults, applied before the collective they name.
 #include "runtime/comm/faulty_communicator.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 namespace shardfuzz::comm {
@@ -11,6 +13,7 @@ const char* to_string(CollectiveFault::Action action) {
     case CollectiveFault::Action::Error: return "error";
     case CollectiveFault::Action::Hang: return "hang";
     case CollectiveFault::Action::Crash: return "crash";
+    case CollectiveFault::Action::Abort: return "abort";
   }
   return "unknown";
 }
@@ -46,6 +49,10 @@ void FaultyCommunicator::before(const char* op) {
         throw RankCrash("injected crash: rank " + std::to_string(global_rank()) + " died before collective " +
                         std::to_string(k) + " (" + op + " #" + std::to_string(inner_->sequence()) + " on group " +
                         inner_->name() + ")");
+      case CollectiveFault::Action::Abort:
+        std::fprintf(stderr, "injected abort: rank %d aborts its process before %s\n", global_rank(), where.c_str());
+        std::fflush(stderr);
+        std::abort();
     }
   }
 }

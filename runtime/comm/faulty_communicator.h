@@ -6,7 +6,8 @@
 //            op and sequence); its peers are aborted by the world;
 //   hang   — the rank does not enter: it sleeps past the deadline, so its peers' deadline fires
 //            first, then enters (and is aborted with them);
-//   crash  — the rank's thread dies (RankCrash) without entering.
+//   crash  — the rank's thread dies (RankCrash) without entering;
+//   abort  — the rank aborts its whole process (std::abort, SIGABRT): a process crash.
 // The runtime knows nothing of scenarios: the harness turns a Scenario's fault plan into these.
 #pragma once
 
@@ -21,7 +22,7 @@
 namespace shardfuzz::comm {
 
 struct CollectiveFault {
-  enum class Action { Delay, Error, Hang, Crash };
+  enum class Action { Delay, Error, Hang, Crash, Abort };
   Action action = Action::Error;
   uint64_t collective = 0;  // the rank's collective index (0-based) over all its groups
   std::chrono::milliseconds delay{0};  // Delay: how long; Hang: how long the rank stays away

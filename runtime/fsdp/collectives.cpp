@@ -55,17 +55,19 @@ at::Tensor gathered_piece(const AllGatherResult& result, std::size_t i) {
 ReduceResult reduce_scatter_grads(std::vector<ShardedParam>& params, comm::Communicator* shard_comm,
                                   comm::Communicator* replicate_comm, const std::shared_ptr<memory::Ledger>& ledger,
                                   const std::string& group, std::optional<at::ScalarType> reduce_dtype,
-                                  double divide_factor) {
+                                  double divide_factor, bool check_finite) {
   torch::autograd::AutoGradMode no_grad(false);
   std::vector<ShardedParam*> with_grad;
   std::vector<at::Tensor> rows;  // (size, padded) per param; unsharded grads are dropped here
+  ReduceResult result;
   for (auto& p : params) {
     at::Tensor g = p.take_grad_for_reduce_scatter();
     if (!g.defined()) continue;
+    if (check_finite && result.nonfinite_before.empty() && !at::isfinite(g).all().item<bool>())
+      result.nonfinite_before = p.fqn();
     with_grad.push_back(&p);
     rows.push_back(std::move(g));
   }
-  ReduceResult result;
   if (with_grad.empty()) return result;
   auto state = std::make_unique<ReduceScatterState>();
   state->input = rows.size() == 1 ? rows[0].contiguous() : at::cat(rows, 1).contiguous();
@@ -86,7 +88,10 @@ ReduceResult reduce_scatter_grads(std::vector<ShardedParam>& params, comm::Commu
   if (divide_factor > 0) output.div_(divide_factor);
   int64_t off = 0;
   for (ShardedParam* p : with_grad) {
-    p->accumulate_sharded_grad(output.narrow(0, off, p->padded_sharded_numel()));
+    const at::Tensor reduced = output.narrow(0, off, p->padded_sharded_numel());
+    if (check_finite && result.nonfinite_after.empty() && !at::isfinite(reduced).all().item<bool>())
+      result.nonfinite_after = p->fqn();
+    p->accumulate_sharded_grad(reduced);
     off += p->padded_sharded_numel();
   }
   // The sharded gradients alias the reduce output only when the dtypes agree; otherwise they are

@@ -50,6 +50,10 @@ struct AllReduceState {
 struct ReduceResult {
   std::unique_ptr<ReduceScatterState> reduce_scatter;  // null when no parameter had a gradient
   std::unique_ptr<AllReduceState> all_reduce;          // HSDP with reduce_dtype != orig dtype only
+  // With check_finite: the first parameter whose unsharded gradient (this rank's contribution)
+  // holds a NaN or Inf, and the first whose reduced shard does (empty: none).
+  std::string nonfinite_before;
+  std::string nonfinite_after;
 };
 
 // Reduce-scatters the unsharded gradients of `params` (those that have one), cast to
@@ -61,6 +65,6 @@ struct ReduceResult {
 ReduceResult reduce_scatter_grads(std::vector<ShardedParam>& params, comm::Communicator* shard_comm,
                                   comm::Communicator* replicate_comm, const std::shared_ptr<memory::Ledger>& ledger,
                                   const std::string& group, std::optional<at::ScalarType> reduce_dtype = std::nullopt,
-                                  double divide_factor = 0);
+                                  double divide_factor = 0, bool check_finite = false);
 
 }  // namespace shardfuzz::fsdp

@@ -186,7 +186,14 @@ void ParamGroup::post_backward() {
   if (ctx_ && !runtime_.profile().all_reduce_state_per_group) ctx_->all_reduce_state.reset();
   all_reduce_state_.reset();
   ReduceResult reduced = reduce_scatter_grads(params_, mesh_.shard.get(), mesh_.replicate.get(), runtime_.ledger_ptr(),
-                                              name_, options_.mp_policy.reduce_dtype, options_.gradient_divide_factor);
+                                              name_, options_.mp_policy.reduce_dtype, options_.gradient_divide_factor,
+                                              runtime_.check_finite_grads());
+  // The first non-finite gradient, where it appeared: in this rank's contribution, or arriving
+  // through the reduce-scatter from a peer's.
+  if (!reduced.nonfinite_before.empty())
+    runtime_.record("nonfinite_grad", name_, {{"param", reduced.nonfinite_before}, {"where", "before_reduce_scatter"}});
+  else if (!reduced.nonfinite_after.empty())
+    runtime_.record("nonfinite_grad", name_, {{"param", reduced.nonfinite_after}, {"where", "after_reduce_scatter"}});
   if (reduced.reduce_scatter && ctx_) ctx_->reduce_scatter_states.push_back(std::move(reduced.reduce_scatter));
   if (reduced.all_reduce) {
     if (runtime_.profile().all_reduce_state_per_group || !ctx_)

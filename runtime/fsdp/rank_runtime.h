@@ -45,6 +45,10 @@ class RankRuntime {
   // Off: record() keeps nothing (the benchmarks' measure of what the timeline costs; the
   // properties need it on).
   void set_timeline_enabled(bool enabled) { timeline_enabled_ = enabled; }
+  // On: each post_backward checks its gradients for NaN/Inf and records a "nonfinite_grad" event
+  // naming the first parameter (off by default: it costs a pass over every gradient).
+  void set_check_finite_grads(bool on) { check_finite_grads_ = on; }
+  bool check_finite_grads() const { return check_finite_grads_; }
 
  private:
   int rank_;
@@ -53,6 +57,7 @@ class RankRuntime {
   memory::Timeline timeline_;
   int step_ = 0;
   bool timeline_enabled_ = true;
+  bool check_finite_grads_ = false;
   // The probe counts per rank for the whole process; events report bytes above this runtime's start.
   int64_t baseline_bytes_ = 0;
   mutable std::mutex mu_;

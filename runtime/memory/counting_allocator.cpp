@@ -4,6 +4,7 @@
 #include "runtime/compat/torch_compat.h"
 
 #include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
 
 #include <array>
 #include <atomic>
@@ -19,6 +20,12 @@ namespace {
 struct Counter {
   std::atomic<int64_t> current{0};
   std::atomic<int64_t> peak{0};
+  // Fault injection (armed: `fault` set and `base`, `allocations` reset; only the rank's own
+  // threads allocate on its counter while it is armed).
+  std::atomic<bool> armed{false};
+  std::atomic<int64_t> allocations{0};
+  int64_t base = 0;
+  AllocationFault fault;
 };
 
 // Slot 0 is rank -1 (untagged); slot r+1 is rank r.
@@ -55,13 +62,31 @@ void free_allocation(void* data) {
   std::free(h);
 }
 
+// Throws the planned OOM when this allocation is the one.
+void maybe_fail(Counter& c, int rank, std::size_t n) {
+  const int64_t index = c.allocations.fetch_add(1, std::memory_order_relaxed);
+  const AllocationFault& f = c.fault;
+  const int64_t above = c.current.load(std::memory_order_relaxed) + static_cast<int64_t>(n) - c.base;
+  const bool fires = f.at_allocation >= 0 ? index == f.at_allocation : above > f.limit_bytes;
+  if (!fires || !c.armed.exchange(false)) return;
+  if (f.on_fire) f.on_fire(index, static_cast<int64_t>(n));
+  const std::string what =
+      "injected allocation failure on rank " + std::to_string(rank) + ": allocation #" + std::to_string(index) + " of " +
+      std::to_string(n) + " bytes" +
+      (f.at_allocation >= 0 ? std::string(" (planned)")
+                            : " would take training memory to " + std::to_string(above) + " bytes, over the limit of " +
+                                  std::to_string(f.limit_bytes));
+  throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, what);
+}
+
 class CountingAllocator final : public c10::Allocator {
  public:
   at::DataPtr allocate(std::size_t n) SHARDFUZZ_ALLOCATE_CONST override {
+    const int rank = t_rank >= -1 && t_rank < kMaxTrackedRanks ? t_rank : -1;
+    Counter& c = g_counters[static_cast<std::size_t>(rank + 1)];
+    if (c.armed.load(std::memory_order_relaxed)) maybe_fail(c, rank, n);
     void* base = nullptr;
     if (posix_memalign(&base, alignof(Header), sizeof(Header) + n) != 0 || !base) throw std::bad_alloc();
-    Counter& c = g_counters[static_cast<std::size_t>(
-        (t_rank >= -1 && t_rank < kMaxTrackedRanks ? t_rank : -1) + 1)];
     add(c, static_cast<int64_t>(n));
     auto* h = new (base) Header{static_cast<int64_t>(n), &c};
     void* data = h + 1;
@@ -95,6 +120,17 @@ void reset_peak(int rank) {
   Counter& c = counter_for(rank);
   c.peak.store(c.current.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
+
+void arm_allocation_fault(int rank, AllocationFault fault) {
+  Counter& c = counter_for(rank);
+  c.armed = false;
+  c.fault = std::move(fault);
+  c.base = c.current.load();
+  c.allocations = 0;
+  c.armed = true;
+}
+
+void disarm_allocation_fault(int rank) { counter_for(rank).armed = false; }
 
 int current_allocation_rank() { return t_rank; }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 namespace shardfuzz::memory {
 
@@ -21,6 +22,19 @@ bool counting_allocator_installed();
 // rank -1 is "allocated outside any rank thread".
 RankBytes allocated_bytes(int rank);
 void reset_peak(int rank);  // peak := current
+
+// Fault injection: the rank's allocation number `at_allocation` (0-based, counted from arming) fails,
+// or the first one that takes the rank more than `limit_bytes` above its bytes at arming does. It
+// fails as a real OOM: c10::OutOfMemoryError thrown from the allocator, naming the rank, the
+// allocation and its size. Fires once; `on_fire` (may be empty) is called first, on the allocating
+// thread, with the allocation's index and size.
+struct AllocationFault {
+  int64_t at_allocation = -1;  // -1: by limit
+  int64_t limit_bytes = 0;     // 0: by allocation
+  std::function<void(int64_t index, int64_t bytes)> on_fire;
+};
+void arm_allocation_fault(int rank, AllocationFault fault);
+void disarm_allocation_fault(int rank);
 
 // Which rank the calling thread allocates for (-1 when none). Set by the rank's thread.
 int current_allocation_rank();

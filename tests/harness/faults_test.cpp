@@ -78,7 +78,7 @@ TEST(FaultPlan, BadFaultsNameTheirField) {
   expect_rejected(with_exception(small(), 0, "layers.0", "backward", 1), "faults[0].step: 1 outside [0, 0]");
   Scenario named = with_fault(small(), "crash", 0, 1);
   named.faults[0].module = "out";
-  expect_rejected(named, "faults[0].module: only an exception fault names a module, pass and step");
+  expect_rejected(named, "faults[0].module: only an exception, nan or inf fault names a module and a step");
   nlohmann::json j = to_json(small());
   j["faults"] = nlohmann::json::array({{{"kind", "crash"}, {"when", 3}}});
   try {

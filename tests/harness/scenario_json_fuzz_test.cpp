@@ -136,7 +136,7 @@ const std::vector<std::string>& vocabulary() {
       "layers.0", "layers.0.moe.experts", "layers.1", "out", "self", "auto", "moe", "mlp", "none",
       "non_reentrant", "reentrant", "sgd", "adamw", "dp", "experts", "float32", "torch-2.9", "torch-2.11", "strict",
       "faults", "rank", "collective", "delay_ms", "straggler", "collective_error", "hang", "crash", "exception",
-      "module", "pass", "step", "forward", "backward"};
+      "module", "pass", "step", "forward", "backward", "nan", "inf", "oom", "abort", "allocation", "limit_bytes"};
   return words;
 }
 
@@ -242,12 +242,16 @@ rc::Gen<Scenario> valid_scenarios() {
       f.rank = pick(0, s.world_size);
       f.collective = *rc::gen::inRange(0, ScenarioLimits::kMaxFaultCollective + 1);
       f.delay_ms = f.kind == "straggler" ? *rc::gen::inRange(1, ScenarioLimits::kMaxStragglerMs + 1) : 0;
-      if (f.kind == "exception") {
-        f.collective = 0;
+      if (!f.is_collective()) f.collective = 0;
+      if (f.is_in_module()) {
         const int block = pick(0, static_cast<int>(s.blocks.size()) + 1) - 1;  // -1: the root
         f.module = block < 0 ? "" : "layers." + std::to_string(block);
-        f.pass = *rc::gen::elementOf(std::vector<std::string>{"forward", "backward"});
+        if (f.kind == "exception") f.pass = *rc::gen::elementOf(std::vector<std::string>{"forward", "backward"});
         f.step = pick(0, s.steps);
+      }
+      if (f.kind == "oom") {
+        if (pick(0, 2) == 0) f.allocation = pick(0, ScenarioLimits::kMaxFaultAllocation + 1);
+        else f.limit_bytes = pick<int64_t>(1, ScenarioLimits::kMaxFaultLimitBytes + 1);
       }
       s.faults.push_back(f);
     }

@@ -1,0 +1,132 @@
+// .campaign.json: schema "shardfuzz-campaign/1".
+#include "fuzz/campaign_state.h"
+
+#include "harness/reproducer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace shardfuzz::fuzz {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kSchema = "shardfuzz-campaign/1";
+
+template <class T>
+T field(const json& j, const std::string& key, const std::string& where) {
+  if (!j.contains(key)) throw std::invalid_argument(where + key + ": missing");
+  try {
+    return j.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw std::invalid_argument(where + key + ": " + j.at(key).dump() + " has the wrong type");
+  }
+}
+
+}  // namespace
+
+std::string campaign_state_path(const std::string& dir) { return dir + "/" + kCampaignStateFile; }
+
+void save_campaign_state(const std::string& dir, const CampaignState& s) {
+  json findings = json::array();
+  for (const auto& f : s.findings)
+    findings.push_back({{"case", f.case_index}, {"case_seed", f.case_seed}, {"property", f.property}, {"path", f.path},
+                        {"zoo", f.zoo}});
+  json j = {{"schema", kSchema},
+            {"seed", s.seed},
+            {"gen", {{"world", s.gen.world}, {"profile", s.gen.profile}, {"max_blocks", s.gen.max_blocks},
+                     {"max_steps", s.gen.max_steps}, {"faults", s.gen.faults}, {"fault_kinds", s.gen.fault_kinds}}},
+            {"cases", s.cases ? json(*s.cases) : json(nullptr)},
+            {"seconds", s.seconds ? json(*s.seconds) : json(nullptr)},
+            {"shrink_steps", s.shrink_budget.max_steps},
+            {"shrink_seconds", s.shrink_budget.max_seconds},
+            {"keep_going", s.keep_going},
+            {"until_row", s.until_row},
+            {"command", s.command},
+            {"backend", s.backend},
+            {"isolate", s.isolate},
+            {"case_timeout_ms", s.case_timeout_ms},
+            {"case_memory_bytes", s.case_memory_bytes},
+            {"next_case", s.next_case},
+            {"elapsed_seconds", s.elapsed_seconds},
+            {"sessions", s.sessions},
+            {"finished", s.finished},
+            {"findings", findings}};
+  harness::write_file_atomically(campaign_state_path(dir), j.dump(2) + "\n");
+}
+
+CampaignState load_campaign_state(const std::string& dir) {
+  const std::string path = campaign_state_path(dir);
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("--resume: no campaign state at " + path + " (was the campaign run with --out " + dir + "?)");
+  std::stringstream text;
+  text << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument(path + ": not JSON: " + e.what());
+  }
+  const std::string w = path + ": ";
+  if (!j.is_object()) throw std::invalid_argument(w + "not a JSON object");
+  if (field<std::string>(j, "schema", w) != kSchema)
+    throw std::invalid_argument(w + "schema: " + j["schema"].dump() + " is not " + kSchema);
+  CampaignState s;
+  s.seed = field<uint64_t>(j, "seed", w);
+  const json gen = field<json>(j, "gen", w);
+  s.gen.world = field<int>(gen, "world", w + "gen.");
+  s.gen.profile = field<std::string>(gen, "profile", w + "gen.");
+  s.gen.max_blocks = field<int>(gen, "max_blocks", w + "gen.");
+  s.gen.max_steps = field<int>(gen, "max_steps", w + "gen.");
+  s.gen.faults = field<bool>(gen, "faults", w + "gen.");
+  s.gen.fault_kinds = field<std::vector<std::string>>(gen, "fault_kinds", w + "gen.");
+  if (!j.contains("cases") || !j.contains("seconds")) throw std::invalid_argument(w + "cases, seconds: missing");
+  if (!j["cases"].is_null()) s.cases = field<int>(j, "cases", w);
+  if (!j["seconds"].is_null()) s.seconds = field<double>(j, "seconds", w);
+  s.shrink_budget = {field<int>(j, "shrink_steps", w), field<double>(j, "shrink_seconds", w)};
+  s.keep_going = field<bool>(j, "keep_going", w);
+  s.until_row = field<std::string>(j, "until_row", w);
+  s.command = field<std::string>(j, "command", w);
+  s.backend = field<std::string>(j, "backend", w);
+  s.isolate = field<bool>(j, "isolate", w);
+  s.case_timeout_ms = field<int>(j, "case_timeout_ms", w);
+  s.case_memory_bytes = field<int64_t>(j, "case_memory_bytes", w);
+  s.next_case = field<int>(j, "next_case", w);
+  if (s.next_case < 0) throw std::invalid_argument(w + "next_case: " + std::to_string(s.next_case) + " is negative");
+  s.elapsed_seconds = field<double>(j, "elapsed_seconds", w);
+  s.sessions = field<int>(j, "sessions", w);
+  s.finished = field<bool>(j, "finished", w);
+  const json findings = field<json>(j, "findings", w);
+  if (!findings.is_array()) throw std::invalid_argument(w + "findings: not an array");
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    const std::string fw = w + "findings[" + std::to_string(i) + "].";
+    CampaignFindingEntry f;
+    f.case_index = field<int>(findings[i], "case", fw);
+    f.case_seed = field<uint64_t>(findings[i], "case_seed", fw);
+    f.property = field<std::string>(findings[i], "property", fw);
+    f.path = field<std::string>(findings[i], "path", fw);
+    f.zoo = field<std::string>(findings[i], "zoo", fw);
+    s.findings.push_back(std::move(f));
+  }
+  return s;
+}
+
+int remove_stale_temporaries(const std::string& dir) {
+  // POSIX, not std::filesystem (harness/temp_dir.h says why).
+  int removed = 0;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return 0;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.find(".tmp.") != std::string::npos && ::unlink((dir + "/" + name).c_str()) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
+}
+
+}  // namespace shardfuzz::fuzz

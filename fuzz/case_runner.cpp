@@ -1,0 +1,97 @@
+// In-process or isolated runs of the campaign's cases, blames and verdicts. The isolated worker
+// serves JSON requests {"op": "check" | "blame" | "verdict", "scenario": {...}, "profile": P}.
+#include "fuzz/case_runner.h"
+
+#include "harness/properties/property.h"
+#include "harness/reproducer.h"
+#include "harness/scenario_json.h"
+#include "harness/threads_backend.h"
+
+namespace shardfuzz::fuzz {
+namespace {
+
+using nlohmann::json;
+
+CaseCheck check_here(const harness::Scenario& scenario, harness::Backend* backend) {
+  CaseCheck c;
+  harness::RunRecord run = backend ? backend->run(scenario) : harness::run_threads(scenario);
+  const auto verdicts = harness::check_properties(scenario, run);
+  if (const harness::Verdict* f = harness::first_failure(verdicts)) {
+    c.property = f->property;
+    c.message = f->message;
+  }
+  if (!backend) c.run = std::move(run);
+  return c;
+}
+
+// The worker's side (runs in the child).
+std::string serve(const std::string& text) {
+  const json request = json::parse(text);
+  const std::string op = request.at("op").get<std::string>();
+  const harness::Scenario scenario = harness::scenario_from_json(request.at("scenario"));
+  if (op == "check") {
+    const CaseCheck c = check_here(scenario, nullptr);
+    return json{{"property", c.property ? *c.property : ""}, {"message", c.message}}.dump();
+  }
+  if (op == "blame") {
+    json out = json::array();
+    for (const auto& b : harness::zoo::blame(scenario, nullptr))
+      out.push_back({{"switch", b.switch_name}, {"row", b.row}, {"injected", b.injected}, {"upstream", b.upstream}});
+    return out.dump();
+  }
+  if (op == "verdict") return harness::verdict_under(scenario, request.at("profile").get<std::string>());
+  throw std::invalid_argument("case worker: unknown op '" + op + "'");
+}
+
+}  // namespace
+
+CaseRunner::CaseRunner(harness::Backend* backend, std::optional<harness::isolation::Limits> isolation)
+    : backend_(backend), isolation_(backend ? std::nullopt : isolation) {
+  if (isolation_) worker_ = std::make_unique<harness::isolation::WorkerProcess>(&serve);
+}
+
+std::optional<std::string> CaseRunner::in_worker(const json& request, std::string* why) {
+  const harness::isolation::ChildOutcome o = worker_->call(request.dump(), *isolation_);
+  if (o.returned()) return o.output;
+  if (o.kind == harness::isolation::ChildOutcome::Kind::Threw)  // the harness's own bug: say it loudly
+    throw std::runtime_error("case worker: " + o.output);
+  if (why) *why = "the case's process " + o.describe(*isolation_);
+  return std::nullopt;
+}
+
+CaseCheck CaseRunner::check(const harness::Scenario& scenario) {
+  if (!isolation_) return check_here(scenario, backend_);
+  CaseCheck c;
+  std::string why;
+  if (const auto reply = in_worker({{"op", "check"}, {"scenario", harness::to_json(scenario)}}, &why)) {
+    const json j = json::parse(*reply);
+    if (!j.at("property").get<std::string>().empty()) c.property = j.at("property").get<std::string>();
+    c.message = j.at("message").get<std::string>();
+  } else {
+    c.property = kProcessSurvives;
+    c.message = why;
+  }
+  return c;
+}
+
+std::vector<harness::zoo::Blame> CaseRunner::blame(const harness::Scenario& scenario, const CaseCheck* failing) {
+  // A case that killed its process has no run to blame a switch on.
+  if (failing && failing->property == std::string(kProcessSurvives)) return {};
+  if (!isolation_) return harness::zoo::blame(scenario, failing && failing->run ? &*failing->run : nullptr);
+  std::vector<harness::zoo::Blame> blames;
+  const auto reply = in_worker({{"op", "blame"}, {"scenario", harness::to_json(scenario)}}, nullptr);
+  if (!reply) return blames;  // unattributed
+  for (const auto& j : json::parse(*reply))
+    blames.push_back({j.at("switch").get<std::string>(), j.at("row").get<std::string>(), j.at("injected").get<bool>(),
+                      j.at("upstream").get<std::string>()});
+  return blames;
+}
+
+std::string CaseRunner::verdict_under(const harness::Scenario& scenario, const std::string& profile) {
+  if (!isolation_) return harness::verdict_under(scenario, profile);
+  const auto reply =
+      in_worker({{"op", "verdict"}, {"scenario", harness::to_json(scenario)}, {"profile", profile}}, nullptr);
+  return reply ? *reply : kProcessSurvives;
+}
+
+}  // namespace shardfuzz::fuzz

@@ -1,0 +1,59 @@
+// How the campaign runs a case: in this process, or isolated — in a persistent worker child under a
+// per-case wall-clock and memory limit (harness/isolation/worker_process.h), so a segfault, abort,
+// runaway allocation or hang of a case is a finding of the property `process_survives` with its
+// scenario, never the end of the campaign; the next case gets a fresh worker. Checks, blame and the
+// reproducer's expected verdicts all go through here, so with isolation on the campaign's own
+// process never runs the runtime (and stays single-threaded, as fork needs).
+#pragma once
+
+#include "harness/backend.h"
+#include "harness/properties/property.h"
+#include "harness/isolation/worker_process.h"
+#include "harness/run_record.h"
+#include "harness/scenario.h"
+#include "harness/zoo/blame.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::fuzz {
+
+// The property a case fails when its isolated process dies, hangs past its wall-clock limit or
+// passes its memory limit.
+using harness::kProcessSurvives;
+
+struct CaseCheck {
+  std::optional<std::string> property;  // the first failing property (nullopt: all passed)
+  std::string message;
+  std::optional<harness::RunRecord> run;  // kept when run in this process on the native runtime
+};
+
+class CaseRunner {
+ public:
+  // `backend` nullptr: the threads backend. `isolation` applies to native runs only (the torch
+  // backend already runs each case in its own worker processes).
+  CaseRunner(harness::Backend* backend, std::optional<harness::isolation::Limits> isolation);
+
+  bool isolated() const { return isolation_.has_value(); }
+  int workers_started() const { return worker_ ? worker_->starts() : 0; }
+  CaseCheck check(const harness::Scenario& scenario);
+  // Blame always runs natively; `failing` is reused when it holds a native run.
+  std::vector<harness::zoo::Blame> blame(const harness::Scenario& scenario, const CaseCheck* failing = nullptr);
+  // The first failing property under `profile` on the native runtime, or "pass".
+  std::string verdict_under(const harness::Scenario& scenario, const std::string& profile);
+
+ private:
+  // Runs `request` in the worker: the reply, or nullopt with `why` when the worker died on it.
+  std::optional<std::string> in_worker(const nlohmann::json& request, std::string* why);
+
+  harness::Backend* backend_;
+  std::optional<harness::isolation::Limits> isolation_;
+  std::unique_ptr<harness::isolation::WorkerProcess> worker_;
+};
+
+}  // namespace shardfuzz::fuzz

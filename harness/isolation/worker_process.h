@@ -1,0 +1,43 @@
+// A persistent isolated worker (AFL's persistent mode, libFuzzer's -fork): a forked child that
+// serves requests one at a time, so LibTorch's start-up is paid once per worker, not once per
+// case. Each call has its own wall-clock and memory limit; a worker that dies, hangs or passes
+// its memory limit is killed, that call's outcome says how, and the next call starts a fresh one.
+// The handler runs only in the child, on the parent's state as it was at the fork.
+#pragma once
+
+#include "harness/isolation/child_outcome.h"
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+namespace shardfuzz::harness::isolation {
+
+class WorkerProcess {
+ public:
+  using Handler = std::function<std::string(const std::string& request)>;
+  explicit WorkerProcess(Handler handler);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Sends `request` (starting a worker when none is alive) and waits for the reply within
+  // `limits`. Throws std::runtime_error when fork or pipe fail, std::logic_error when this process
+  // is multi-threaded (harness/isolation/child_outcome.h).
+  ChildOutcome call(const std::string& request, const Limits& limits);
+  int starts() const { return starts_; }  // workers started so far (1 + restarts)
+  bool alive() const { return pid_ > 0; }
+
+ private:
+  void start();
+  // Reaps the worker (already dead or killed) and closes its pipes.
+  int reap();
+
+  Handler handler_;
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1, err_ = -1;
+  int starts_ = 0;
+};
+
+}  // namespace shardfuzz::harness::isolation

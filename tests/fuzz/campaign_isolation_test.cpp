@@ -1,0 +1,145 @@
+// The campaign survives its cases: with isolation, a case that aborts its process is a finding of
+// process_survives written with its scenario, and the campaign goes on; its state is saved after
+// every case, so a campaign killed with SIGKILL resumes and ends with exactly the findings of an
+// uninterrupted run, every file whole. Needs a single-threaded test process (ctest runs each test
+// in its own).
+#include "fuzz/campaign.h"
+#include "fuzz/campaign_state.h"
+#include "harness/isolation/child_outcome.h"
+#include "harness/reproducer.h"
+#include "harness/temp_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace shardfuzz::fuzz {
+namespace {
+
+using namespace std::chrono_literals;
+
+#define REQUIRE_SINGLE_THREADED()                  \
+  if (harness::isolation::thread_count() > 1) \
+  GTEST_SKIP() << "the process has other threads (run through ctest)"
+
+std::set<std::string> reproducers_in(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name[0] != '.') names.insert(name);
+  }
+  return names;
+}
+
+TEST(CampaignIsolation, ACaseThatAbortsItsProcessIsAFindingAndTheCampaignGoesOn) {
+  REQUIRE_SINGLE_THREADED();
+  harness::TempDir dir("shardfuzz-isolation");
+  CampaignOptions o;
+  o.gen.faults = true;
+  o.gen.fault_kinds = {"abort"};
+  o.gen.profile = "strict";
+  o.seed = 3;
+  o.cases = 6;
+  o.keep_going = true;
+  o.out_dir = dir.path();
+  o.shrink_budget = {20, 60.0};
+  std::ostringstream log;
+  const CampaignResult r = run_campaign(o, log);
+  EXPECT_EQ(r.cases_run, 6) << log.str();
+  ASSERT_FALSE(r.findings.empty()) << log.str();
+  for (const Finding& f : r.findings) {
+    EXPECT_EQ(f.property, kProcessSurvives);
+    EXPECT_NE(f.message.find("died of SIGABRT"), std::string::npos) << f.message;
+    EXPECT_NE(f.message.find("injected abort: rank"), std::string::npos) << f.message;
+    const harness::Reproducer rep = harness::load_reproducer(f.path);
+    ASSERT_FALSE(rep.scenario.faults.empty());
+    for (const auto& fault : rep.scenario.faults) EXPECT_EQ(fault.kind, "abort");
+    EXPECT_EQ(rep.expected.at("strict"), kProcessSurvives);
+  }
+  // Replayable: each is replayed in a child, and dies again.
+  for (const harness::ReplayResult& res : harness::replay_dir(dir.path(), nullptr))
+    EXPECT_TRUE(res.ok()) << res.file << " [" << res.profile << "] got " << res.actual << ": " << res.message;
+  const CampaignState st = load_campaign_state(dir.path());
+  EXPECT_TRUE(st.finished);
+  EXPECT_EQ(st.next_case, 6);
+  EXPECT_EQ(st.findings.size(), r.findings.size());
+}
+
+CampaignOptions leak_hunt(const std::string& dir) {
+  CampaignOptions o;
+  o.gen.profile = "torch-2.9";
+  o.seed = 5;
+  o.cases = 8;
+  o.keep_going = true;
+  o.out_dir = dir;
+  o.shrink_budget = {40, 60.0};
+  return o;
+}
+
+TEST(CampaignResume, ACampaignKilledWithSigkillResumesToTheSameFindings) {
+  REQUIRE_SINGLE_THREADED();
+  harness::TempDir whole("shardfuzz-whole"), killed("shardfuzz-killed");
+  std::ostringstream log;
+  const CampaignResult reference = run_campaign(leak_hunt(whole.path()), log);
+  ASSERT_FALSE(reference.findings.empty());
+
+  // The same campaign in a child, killed once it has done a case or two.
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::ostringstream quiet;
+    run_campaign(leak_hunt(killed.path()), quiet);
+    ::_exit(0);
+  }
+  const auto give_up = std::chrono::steady_clock::now() + 120s;
+  for (;;) {
+    std::this_thread::sleep_for(20ms);
+    try {
+      if (load_campaign_state(killed.path()).next_case >= 2) break;
+    } catch (const std::exception&) {  // not written yet
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up);
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  const CampaignState interrupted = load_campaign_state(killed.path());
+  ASSERT_FALSE(interrupted.finished);
+
+  const CampaignResult resumed = run_campaign(options_to_resume(interrupted, killed.path()), log);
+  EXPECT_EQ(resumed.cases_run, 8);
+  const CampaignState st = load_campaign_state(killed.path());
+  EXPECT_TRUE(st.finished);
+  EXPECT_EQ(st.sessions, 2);
+  EXPECT_EQ(st.findings.size(), reference.findings.size());
+  EXPECT_EQ(reproducers_in(killed.path()), reproducers_in(whole.path()));
+  for (const auto& name : reproducers_in(killed.path()))  // every file whole
+    EXPECT_NO_THROW(harness::load_reproducer(killed.path() + "/" + name)) << name;
+}
+
+TEST(CampaignState, AMalformedStateFileNamesTheField) {
+  harness::TempDir dir("shardfuzz-state");
+  CampaignState st;
+  st.next_case = 4;
+  save_campaign_state(dir.path(), st);
+  EXPECT_EQ(load_campaign_state(dir.path()).next_case, 4);
+  harness::write_file_atomically(campaign_state_path(dir.path()),
+                                 R"({"schema": "shardfuzz-campaign/1", "seed": "seven"})");
+  try {
+    load_campaign_state(dir.path());
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("seed: \"seven\" has the wrong type"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_campaign_state(dir.path() + "/nowhere"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace shardfuzz::fuzz

@@ -1,0 +1,176 @@
+// The allocator and gradient faults end to end on the threads backend: an allocation failure is a
+// real OOM (c10::OutOfMemoryError from the allocator) at the planned allocation or limit, named on
+// every rank; a NaN or Inf written into a module's incoming gradient lets training go on and is
+// reported first on its rank, at its step, before the reduce-scatter, in that module's group;
+// both round-trip through JSON and reject bad fields by name.
+#include "harness/properties/property.h"
+#include "harness/scenario_json.h"
+#include "harness/standard_scenarios.h"
+#include "harness/threads_backend.h"
+#include "runtime/memory/counting_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace shardfuzz::harness {
+namespace {
+
+using namespace std::chrono_literals;
+
+Scenario small(int world = 3) {
+  Scenario sc = nested_experts_scenario(1, true, world, "strict", 1);
+  sc.dims.dim = 8;
+  sc.dims.hidden = 8;
+  sc.dims.tokens = 4;
+  return sc;
+}
+
+Scenario with_oom(Scenario sc, int rank, int allocation, int64_t limit_bytes = 0) {
+  FaultSpec f;
+  f.kind = "oom";
+  f.rank = rank;
+  f.allocation = allocation;
+  f.limit_bytes = limit_bytes;
+  sc.faults.push_back(f);
+  return sc;
+}
+
+Scenario with_nonfinite(Scenario sc, const std::string& kind, int rank, const std::string& module, int step) {
+  FaultSpec f;
+  f.kind = kind;
+  f.rank = rank;
+  f.module = module;
+  f.step = step;
+  sc.faults.push_back(f);
+  return sc;
+}
+
+RunOptions short_deadline() {
+  RunOptions o;
+  o.deadline = 500ms;
+  return o;
+}
+
+const Verdict& verdict(const std::vector<Verdict>& vs, const std::string& name) {
+  return *std::find_if(vs.begin(), vs.end(), [&](const Verdict& v) { return v.property == name; });
+}
+
+void expect_rejected(const Scenario& sc, const std::string& prefix) {
+  try {
+    sc.validate();
+    FAIL() << "accepted; expected " << prefix;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
+  }
+}
+
+TEST(AllocationFault, ThePlannedAllocationFailsAsARealOomNamedOnEveryRank) {
+  const Scenario sc = with_oom(small(), 1, 40);
+  const RunRecord run = run_threads(sc, short_deadline());
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.error_kind, "out_of_memory") << run.error;
+  EXPECT_NE(run.error.find("injected allocation failure on rank 1: allocation #40 of "), std::string::npos) << run.error;
+  ASSERT_EQ(run.fired_faults.size(), 1u);
+  EXPECT_EQ(run.fired_faults[0].group, "allocator");
+  const auto verdicts = check_properties(sc, run);
+  EXPECT_TRUE(verdict(verdicts, "liveness").ok) << verdict(verdicts, "liveness").message;
+  const Verdict& d = verdict(verdicts, "faults_detected");
+  EXPECT_TRUE(d.ok && !d.skipped) << d.message;
+  EXPECT_NE(d.message.find("planned oom of rank 1 (allocation #40 of"), std::string::npos) << d.message;
+}
+
+TEST(AllocationFault, ALimitFailsTheFirstAllocationOverItAndIsDisarmedAfterTheRun) {
+  const Scenario sc = with_oom(small(2), 0, -1, 256);
+  const RunRecord run = run_threads(sc, short_deadline());
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.error.find("over the limit of 256"), std::string::npos) << run.error;
+  // The counters outlive the run (a persistent worker runs the next case): nothing stays armed.
+  const RunRecord clean = run_threads(small(2), short_deadline());
+  EXPECT_TRUE(clean.ok()) << clean.error;
+}
+
+TEST(AllocationFault, AnAllocationPastTheRunsLastDoesNotFire) {
+  const Scenario sc = with_oom(small(2), 1, 1 << 24);
+  const RunRecord run = run_threads(sc, short_deadline());
+  EXPECT_TRUE(run.ok()) << run.error;
+  EXPECT_TRUE(run.fired_faults.empty());
+}
+
+class EachNonFinite : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EachNonFinite, TrainingGoesOnAndTheFirstReportIsOnItsRankStepAndModule) {
+  Scenario sc = small();
+  sc.steps = 2;
+  sc = with_nonfinite(sc, GetParam(), 2, "layers.0.moe.experts", 1);
+  const RunRecord run = run_threads(sc, short_deadline());
+  ASSERT_TRUE(run.ok()) << run.error;
+  ASSERT_EQ(run.fired_faults.size(), 1u);
+  const auto verdicts = check_properties(sc, run);
+  const Verdict& n = verdict(verdicts, "nonfinite_reported");
+  EXPECT_TRUE(n.ok && !n.skipped) << n.message;
+  EXPECT_NE(n.message.find("first reported on rank 2 at step 2 in group layers.0.moe.experts"), std::string::npos)
+      << n.message;
+  EXPECT_NE(n.message.find("before_reduce_scatter"), std::string::npos) << n.message;
+  EXPECT_TRUE(verdict(verdicts, "parity_with_reference").skipped);
+  // Step 1 was clean on every rank.
+  for (const RankRecord& r : run.ranks)
+    for (const auto& e : r.timeline)
+      if (e.event == "nonfinite_grad") EXPECT_EQ(e.step, 1) << "rank " << r.rank;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, EachNonFinite, ::testing::Values("nan", "inf"));
+
+TEST(NonFiniteFault, AReportOnTheWrongRankFailsTheProperty) {
+  Scenario sc = with_nonfinite(small(2), "nan", 1, "layers.0", 0);
+  RunRecord run;
+  run.fired_faults.push_back({0, 1, "nan", "layers.0", "backward", 0.1});
+  run.ranks.resize(2);
+  run.ranks[0].rank = 0;
+  run.ranks[1].rank = 1;
+  memory::TimelineEvent e;
+  e.event = "nonfinite_grad";
+  e.group = "layers.0";
+  e.step = 0;
+  e.detail = {{"param", "layers.0.w"}, {"where", "before_reduce_scatter"}};
+  run.ranks[0].timeline.push_back(e);
+  Verdict v = check_nonfinite_reported(sc, run);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("first reported on rank 0 at step 1 in group layers.0 (layers.0.w, before_reduce_scatter), "
+                           "a rank the fault was not planned on"),
+            std::string::npos)
+      << v.message;
+  run.ranks[0].timeline.clear();
+  v = check_nonfinite_reported(sc, run);
+  EXPECT_NE(v.message.find("rank 1 reported no non-finite gradient"), std::string::npos) << v.message;
+  run.ranks[1].timeline.push_back(e);
+  EXPECT_TRUE(check_nonfinite_reported(sc, run).ok);
+  run.ranks[1].timeline[0].group = "out";
+  v = check_nonfinite_reported(sc, run);
+  EXPECT_NE(v.message.find("a group unrelated to layers.0"), std::string::npos) << v.message;
+}
+
+TEST(FaultPlan, OomAndNonFiniteFaultsRoundTripAndNameBadFields) {
+  Scenario sc = with_nonfinite(with_oom(small(), 1, -1, 4096), "inf", 0, "layers.0", 0);
+  const Scenario back = scenario_from_json(to_json(sc));
+  ASSERT_EQ(back.faults.size(), 2u);
+  EXPECT_EQ(back.faults[0].limit_bytes, 4096);
+  EXPECT_EQ(back.faults[0].allocation, -1);
+  EXPECT_EQ(back.faults[1].module, "layers.0");
+  EXPECT_EQ(to_json(back), to_json(sc));
+  expect_rejected(with_oom(small(), 0, -1, 0), "faults[0].allocation: an oom fault names either an allocation or limit_bytes");
+  expect_rejected(with_oom(small(), 0, 3, 64), "faults[0].allocation: an oom fault names either");
+  expect_rejected(with_nonfinite(small(), "nan", 0, "layers.9", 0), "faults[0].module: \"layers.9\": no such module");
+  Scenario passed = with_nonfinite(small(), "nan", 0, "layers.0", 0);
+  passed.faults[0].pass = "forward";
+  expect_rejected(passed, "faults[0].pass: only an exception fault names a pass");
+  Scenario crash_with_allocation = small();
+  FaultSpec f;
+  f.kind = "crash";
+  f.allocation = 2;
+  crash_with_allocation.faults.push_back(f);
+  expect_rejected(crash_with_allocation, "faults[0].allocation: only an oom fault names an allocation");
+}
+
+}  // namespace
+}  // namespace shardfuzz::harness
