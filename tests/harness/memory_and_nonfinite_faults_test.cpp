@@ -145,6 +145,10 @@ TEST(NonFiniteFault, AReportOnTheWrongRankFailsTheProperty) {
   EXPECT_NE(v.message.find("rank 1 reported no non-finite gradient"), std::string::npos) << v.message;
   run.ranks[1].timeline.push_back(e);
   EXPECT_TRUE(check_nonfinite_reported(sc, run).ok);
+  e.step = 1;  // the next step: every rank's parameters carry it
+  run.ranks[0].timeline.push_back(e);
+  EXPECT_TRUE(check_nonfinite_reported(sc, run).ok) << check_nonfinite_reported(sc, run).message;
+  run.ranks[0].timeline.clear();
   run.ranks[1].timeline[0].group = "out";
   v = check_nonfinite_reported(sc, run);
   EXPECT_NE(v.message.find("a group unrelated to layers.0"), std::string::npos) << v.message;
