@@ -7,6 +7,8 @@
 // its own; from step s + 1 on every rank's parameters carry it.
 #include "harness/properties/property.h"
 
+#include <ATen/ATen.h>
+
 #include <sstream>
 
 namespace shardfuzz::harness {
@@ -51,7 +53,19 @@ Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
   for (const RankRecord& r : run.ranks) {
     const memory::TimelineEvent* e = first_report(r);
     if (r.rank == spec.rank) {
-      if (!e) return fail(what.str() + ": rank " + std::to_string(r.rank) + " reported no non-finite gradient");
+      if (!e) {
+        // A NaN that reached no trainable parameter (a frozen path, an input's gradient) has
+        // nothing to report: every parameter is still finite after training.
+        bool reached = false;
+        for (const RankRecord& any : run.ranks)
+          for (const ShardRecord& shard : any.shards)
+            reached = reached || (shard.local.defined() && !at::isfinite(shard.local).all().item<bool>());
+        if (!reached)
+          return {"nonfinite_reported", true, true,
+                  what.str() + ": it reached no trainable parameter (all are finite after training)"};
+        return fail(what.str() + ": rank " + std::to_string(r.rank) +
+                    " reported no non-finite gradient, yet parameters ended non-finite");
+      }
       const std::string group = e->group == "root" ? "" : e->group;
       if (e->step != spec.step || e->detail.value("where", std::string()) != "before_reduce_scatter" ||
           !related(group, spec.module))

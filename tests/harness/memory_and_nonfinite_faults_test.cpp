@@ -11,7 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
+#include <limits>
 
 namespace shardfuzz::harness {
 namespace {
@@ -142,7 +145,14 @@ TEST(NonFiniteFault, AReportOnTheWrongRankFailsTheProperty) {
       << v.message;
   run.ranks[0].timeline.clear();
   v = check_nonfinite_reported(sc, run);
-  EXPECT_NE(v.message.find("rank 1 reported no non-finite gradient"), std::string::npos) << v.message;
+  EXPECT_TRUE(v.ok && v.skipped) << "no parameter went non-finite: it reached none; " << v.message;
+  ShardRecord poisoned;
+  poisoned.local = at::full({2}, std::numeric_limits<float>::quiet_NaN());
+  run.ranks[1].shards.push_back(poisoned);
+  v = check_nonfinite_reported(sc, run);
+  EXPECT_NE(v.message.find("rank 1 reported no non-finite gradient, yet parameters ended non-finite"),
+            std::string::npos)
+      << v.message;
   run.ranks[1].timeline.push_back(e);
   EXPECT_TRUE(check_nonfinite_reported(sc, run).ok);
   e.step = 1;  // the next step: every rank's parameters carry it
