@@ -33,6 +33,7 @@ struct RankRecord {
   int rank = 0;
   std::vector<memory::TimelineEvent> timeline;
   std::vector<double> losses;  // per step
+  std::vector<int64_t> step_end_bytes;  // allocator bytes above the baseline at each step's end
   std::vector<ShardRecord> shards;
   int64_t baseline_bytes = 0;  // allocator bytes before the model was built
   int64_t teardown_bytes = 0;  // after model, optimizer and runtime were destroyed
@@ -71,6 +72,7 @@ struct RunRecord {
   int deadline_ms = 0;  // the collective deadline the run had (0: unknown)
   std::vector<FiredFault> fired_faults;
   std::vector<RankRecord> ranks;
+  std::vector<int64_t> host_rss_bytes;  // the process's resident set at each of rank 0's step ends (threads)
   std::string error;        // the root failure ("rank R: message"), empty when every rank succeeded
   std::string error_kind;   // "collective_mismatch", "deadline", "aborted", "exception" or empty
   bool ok() const { return error.empty(); }

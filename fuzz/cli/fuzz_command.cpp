@@ -64,6 +64,22 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
 
 namespace {
 
+// Runs the campaign and prints its summary; the exit code.
+int campaign(const fuzz::CampaignOptions& c, std::ostream& out, std::ostream& err) {
+  fuzz::CampaignResult r;
+  try {
+    r = fuzz::run_campaign(c, out);
+  } catch (const std::runtime_error& e) {  // the backend itself broke (torch not importable, ...)
+    err << "shardfuzz fuzz: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const std::size_t total = r.findings.size() + static_cast<std::size_t>(r.earlier_findings);
+  out << "fuzz: " << r.cases_run << " cases in " << static_cast<int>(r.elapsed_seconds) << " s, " << total
+      << " finding(s)"
+      << (r.earlier_findings ? " (" + std::to_string(r.earlier_findings) + " before the resume)" : std::string()) << "\n";
+  return total == 0 ? kExitOk : kExitFindings;
+}
+
 // `--resume DIR`: the saved campaign's options, the backend it ran on.
 int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
   fuzz::CampaignOptions c;
@@ -84,17 +100,7 @@ int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
   }
-  fuzz::CampaignResult r;
-  try {
-    r = fuzz::run_campaign(c, out);
-  } catch (const std::runtime_error& e) {
-    err << "shardfuzz fuzz: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  const std::size_t total = r.findings.size() + static_cast<std::size_t>(r.earlier_findings);
-  out << "fuzz: " << r.cases_run << " cases over all sessions, " << total << " finding(s) ("
-      << r.findings.size() << " in this session)\n";
-  return total == 0 ? kExitOk : kExitFindings;
+  return campaign(c, out, err);
 }
 
 }  // namespace
@@ -146,16 +152,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
   }
-  fuzz::CampaignResult r;
-  try {
-    r = fuzz::run_campaign(c, out);
-  } catch (const std::runtime_error& e) {  // the backend itself broke (torch not importable, ...)
-    err << "shardfuzz fuzz: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  out << "fuzz: " << r.cases_run << " cases in " << static_cast<int>(r.elapsed_seconds) << " s, " << r.findings.size()
-      << " finding(s)\n";
-  return r.findings.empty() ? kExitOk : kExitFindings;
+  return campaign(c, out, err);
 }
 
 }  // namespace shardfuzz::cli

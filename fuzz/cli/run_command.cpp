@@ -6,6 +6,7 @@
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
 #include "harness/scenario_json.h"
+#include "harness/soak.h"
 #include "harness/threads_backend.h"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,9 @@ CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options) {
   cmd->add_option("--profile", options.profile, "override the semantics profile (torch-2.9, torch-2.11, strict)");
   cmd->add_option("--world", options.world, "override the world size");
   cmd->add_flag("--json", options.json, "print verdicts and timelines as JSON");
+  cmd->add_option("--soak", options.soak,
+                  "soak: run this many steps (20-1000) with the timeline off and check that every rank's allocator "
+                  "bytes at each step end stay equal and the process's resident set stays flat");
   add_backend_flags(cmd, options.backend);
   return cmd;
 }
@@ -28,10 +32,28 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
     sc = harness::load_scenario_or_reproducer(options.file);
     if (!options.profile.empty()) sc.profile = options.profile;
     if (options.world > 0) sc.world_size = options.world;
+    if (options.soak != 0) {
+      if (options.soak < harness::kMinSoakSteps || options.soak > harness::ScenarioLimits::kMaxSteps)
+        throw std::invalid_argument("--soak: " + std::to_string(options.soak) + " steps outside [" +
+                                    std::to_string(harness::kMinSoakSteps) + ", " +
+                                    std::to_string(harness::ScenarioLimits::kMaxSteps) + "]");
+      if (options.backend.backend != "threads") throw std::invalid_argument("--soak: the threads backend only");
+      sc.steps = options.soak;
+    }
     sc.validate();
   } catch (const std::exception& e) {
     err << "shardfuzz run: " << options.file << ": " << e.what() << "\n";
     return kExitUsage;
+  }
+  if (options.soak > 0) {
+    harness::RunOptions lean;
+    lean.record_timeline = false;
+    const harness::RunRecord soaked = harness::run_threads(sc, lean);
+    const harness::SoakReport report = harness::check_soak(sc, soaked);
+    out << "soak " << sc.name << ": " << sc.steps << " steps, world " << sc.world_size << ", " << soaked.seconds
+        << " s\n" << (report.skipped ? "SKIP" : report.ok ? "PASS" : "FAIL") << " soak_memory_flat: " << report.message
+        << "\n";
+    return report.ok ? kExitOk : kExitFindings;
   }
   harness::RunRecord run;
   try {

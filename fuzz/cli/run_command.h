@@ -17,6 +17,7 @@ struct RunCommandOptions {
   std::string profile;  // empty: the scenario's own
   int world = 0;        // 0: the scenario's own
   bool json = false;    // print the RunRecord's verdicts and timelines as JSON instead
+  int soak = 0;         // > 0: run this many steps with the timeline off and check memory stays flat
 };
 
 CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options);

@@ -164,6 +164,35 @@ TEST(NonFiniteFault, AReportOnTheWrongRankFailsTheProperty) {
   EXPECT_NE(v.message.find("a group unrelated to layers.0"), std::string::npos) << v.message;
 }
 
+TEST(NonFiniteFault, EachFaultyRankAnswersForItsOwnAndUpstreamGroupsCount) {
+  // Two ranks with their own NaN (found by the 1,000-case campaign: the second is no stray).
+  Scenario sc = with_nonfinite(with_nonfinite(small(2), "nan", 0, "layers.0", 0), "nan", 1, "layers.0", 0);
+  RunRecord run;
+  run.fired_faults.push_back({0, 0, "nan", "layers.0", "backward", 0.1});
+  run.fired_faults.push_back({1, 1, "nan", "layers.0", "backward", 0.1});
+  run.ranks.resize(2);
+  memory::TimelineEvent e;
+  e.event = "nonfinite_grad";
+  e.group = "root";
+  e.detail = {{"param", "layers.0.mlp.fc1.weight"}, {"where", "before_reduce_scatter"}};
+  for (int r = 0; r < 2; ++r) {
+    run.ranks[r].rank = r;
+    run.ranks[r].timeline.push_back(e);
+  }
+  EXPECT_TRUE(check_nonfinite_reported(sc, run).ok) << check_nonfinite_reported(sc, run).message;
+  // The gradient into block 1 flows on into block 0 before block 1's own group (the root) reduces.
+  Scenario two_blocks = nested_experts_scenario(2, true, 1, "strict", 1);
+  two_blocks = with_nonfinite(two_blocks, "inf", 0, "layers.1", 0);
+  RunRecord upstream;
+  upstream.fired_faults.push_back({0, 0, "inf", "layers.1", "backward", 0.1});
+  upstream.ranks.resize(1);
+  e.group = "layers.0.moe.experts";
+  upstream.ranks[0].timeline.push_back(e);
+  EXPECT_TRUE(check_nonfinite_reported(two_blocks, upstream).ok) << check_nonfinite_reported(two_blocks, upstream).message;
+  upstream.ranks[0].timeline[0].group = "out";  // the head is computed from block 1's output, not into it
+  EXPECT_FALSE(check_nonfinite_reported(two_blocks, upstream).ok);
+}
+
 TEST(FaultPlan, OomAndNonFiniteFaultsRoundTripAndNameBadFields) {
   Scenario sc = with_nonfinite(with_oom(small(), 1, -1, 4096), "inf", 0, "layers.0", 0);
   const Scenario back = scenario_from_json(to_json(sc));
