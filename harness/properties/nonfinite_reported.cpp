@@ -82,7 +82,8 @@ Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
   for (const RankRecord& r : run.ranks) {
     const memory::TimelineEvent* e = first_report(r);
     const std::string where = e ? e->detail.value("where", std::string()) : "";
-    if (own.count(r.rank)) {
+    // A rank whose own fault comes later than its first report answers as a peer of the earlier one.
+    if (own.count(r.rank) && !(e && e->step < own.at(r.rank)->step)) {
       const FaultSpec& spec = *own.at(r.rank);
       const std::string what = planned(spec);
       if (!e) {
@@ -93,9 +94,6 @@ Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
         return fail(what + ": rank " + std::to_string(r.rank) +
                     " reported no non-finite gradient, yet parameters ended non-finite");
       }
-      // Reported earlier than its own fault: only as a peer's fault spreading (a later step than
-      // the earliest fault's).
-      if (e->step < spec.step && e->step > earliest) continue;
       const std::string group = e->group == "root" ? "" : e->group;
       if (e->step != spec.step || where != "before_reduce_scatter" || !related(group, spec.module))
         return fail(what + ", but " + describe(r.rank, *e) +

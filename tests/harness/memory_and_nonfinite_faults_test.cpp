@@ -180,6 +180,14 @@ TEST(NonFiniteFault, EachFaultyRankAnswersForItsOwnAndUpstreamGroupsCount) {
     run.ranks[r].timeline.push_back(e);
   }
   EXPECT_TRUE(check_nonfinite_reported(sc, run).ok) << check_nonfinite_reported(sc, run).message;
+  // Rank 1's own fault a step later: at rank 0's step it hears of rank 0's through the reduce-scatter.
+  Scenario later = with_nonfinite(with_nonfinite(small(2), "nan", 0, "layers.0", 0), "nan", 1, "layers.0", 0);
+  later.steps = 2;
+  later.faults[1].step = 1;
+  run.ranks[1].timeline[0].detail["where"] = "after_reduce_scatter";
+  EXPECT_TRUE(check_nonfinite_reported(later, run).ok) << check_nonfinite_reported(later, run).message;
+  run.ranks[1].timeline[0].detail["where"] = "before_reduce_scatter";
+  EXPECT_FALSE(check_nonfinite_reported(later, run).ok);
   // The gradient into block 1 flows on into block 0 before block 1's own group (the root) reduces.
   Scenario two_blocks = nested_experts_scenario(2, true, 1, "strict", 1);
   two_blocks = with_nonfinite(two_blocks, "inf", 0, "layers.1", 0);
