@@ -10,7 +10,7 @@ args=(--profile torch-2.9 --seed 5 --cases "$cases" --keep-going --shrink-steps 
 
 t0=$(date +%s.%N)
 "$bin" fuzz "${args[@]}" --out "$out/whole" > "$out/whole.log" 2>&1 || true
-whole_s=$(echo "$(date +%s.%N) - $t0" | bc)
+whole_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 
 "$bin" fuzz "${args[@]}" --out "$out/killed" > "$out/killed.log" 2>&1 &
 pid=$!
