@@ -9,6 +9,7 @@
 #include "harness/scenario_json.h"
 #include "harness/standard_scenarios.h"
 #include "harness/threads_backend.h"
+#include "tests/harness/fault_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -18,14 +19,11 @@ namespace shardfuzz::harness {
 namespace {
 
 using namespace std::chrono_literals;
+using testing_support::expect_rejected;
+using testing_support::short_deadline;
+using testing_support::verdict;
 
-Scenario small(int world = 3) {
-  Scenario sc = nested_experts_scenario(1, true, world, "strict", 1);
-  sc.dims.dim = 8;
-  sc.dims.hidden = 8;
-  sc.dims.tokens = 4;
-  return sc;
-}
+Scenario small(int world = 3) { return testing_support::small_fault_scenario(world); }
 
 Scenario with_fault(Scenario sc, const std::string& kind, int rank, int collective, int delay_ms = 0) {
   sc.faults.push_back({kind, rank, collective, delay_ms, "", "", 0});
@@ -35,25 +33,6 @@ Scenario with_fault(Scenario sc, const std::string& kind, int rank, int collecti
 Scenario with_exception(Scenario sc, int rank, const std::string& module, const std::string& pass, int step) {
   sc.faults.push_back({"exception", rank, 0, 0, module, pass, step});
   return sc;
-}
-
-RunOptions short_deadline() {
-  RunOptions o;
-  o.deadline = 500ms;
-  return o;
-}
-
-const Verdict& verdict(const std::vector<Verdict>& vs, const std::string& name) {
-  return *std::find_if(vs.begin(), vs.end(), [&](const Verdict& v) { return v.property == name; });
-}
-
-void expect_rejected(const Scenario& sc, const std::string& prefix) {
-  try {
-    sc.validate();
-    FAIL() << "expected invalid_argument " << prefix;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
-  }
 }
 
 TEST(FaultPlan, RoundTripsThroughJsonAndIsWrittenOnlyWhenPlanned) {

@@ -1,0 +1,46 @@
+// What the fault tests share: a small scenario (one gated MoE block with nested experts), a short
+// collective deadline, a verdict by name, and a rejection checked by the field it names.
+#pragma once
+
+#include "harness/properties/property.h"
+#include "harness/standard_scenarios.h"
+#include "harness/threads_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::harness::testing_support {
+
+inline Scenario small_fault_scenario(int world = 3) {
+  Scenario sc = nested_experts_scenario(1, true, world, "strict", 1);
+  sc.dims.dim = 8;
+  sc.dims.hidden = 8;
+  sc.dims.tokens = 4;
+  return sc;
+}
+
+inline RunOptions short_deadline() {
+  RunOptions o;
+  o.deadline = std::chrono::milliseconds(500);
+  return o;
+}
+
+inline const Verdict& verdict(const std::vector<Verdict>& vs, const std::string& name) {
+  return *std::find_if(vs.begin(), vs.end(), [&](const Verdict& v) { return v.property == name; });
+}
+
+inline void expect_rejected(const Scenario& sc, const std::string& prefix) {
+  try {
+    sc.validate();
+    ADD_FAILURE() << "accepted; expected " << prefix;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
+  }
+}
+
+}  // namespace shardfuzz::harness::testing_support
