@@ -84,19 +84,8 @@ std::string write_reproducer(const harness::Scenario& minimal, const std::string
 
 CampaignOptions options_to_resume(const CampaignState& st, const std::string& out_dir) {
   CampaignOptions o;
-  o.gen = st.gen;
-  o.seed = st.seed;
-  o.cases = st.cases;
-  o.seconds = st.seconds;
+  static_cast<CampaignPlan&>(o) = st.plan;
   o.out_dir = out_dir;
-  o.shrink_budget = st.shrink_budget;
-  o.keep_going = st.keep_going;
-  o.until_row = st.until_row;
-  o.command = st.command;
-  if (st.isolate)
-    o.isolation = harness::isolation::Limits{std::chrono::milliseconds(st.case_timeout_ms), st.case_memory_bytes};
-  else
-    o.isolation.reset();
   o.resume = st;
   return o;
 }
@@ -105,20 +94,8 @@ namespace {
 
 CampaignState initial_state(const CampaignOptions& o, const std::string& backend_name) {
   CampaignState st;
-  st.seed = o.seed;
-  st.gen = o.gen;
-  st.cases = o.cases;
-  st.seconds = o.seconds;
-  st.shrink_budget = o.shrink_budget;
-  st.keep_going = o.keep_going;
-  st.until_row = o.until_row;
-  st.command = o.command;
+  st.plan = o;  // the plan part of the options
   st.backend = backend_name;
-  st.isolate = o.isolation.has_value();
-  if (o.isolation) {
-    st.case_timeout_ms = static_cast<int>(o.isolation->wall.count());
-    st.case_memory_bytes = o.isolation->memory_bytes;
-  }
   return st;
 }
 

@@ -20,23 +20,14 @@
 
 namespace shardfuzz::fuzz {
 
-struct CampaignOptions {
-  GenConfig gen;
-  uint64_t seed = 1;
-  std::optional<int> cases;       // stop after this many cases
-  std::optional<double> seconds;  // or after this much wall clock (whichever comes first)
+// What runs the campaign and where it writes; what it does is its CampaignPlan (fuzz/campaign_state.h),
+// the part a resume reads back.
+struct CampaignOptions : CampaignPlan {
   std::string out_dir = "findings";
-  ShrinkBudget shrink_budget{300, 120.0};
-  bool keep_going = false;  // continue after a finding (default: stop at the first)
-  // Hunt for one bug-zoo row: findings blamed on another row are reported and passed over.
-  std::string until_row;
-  std::string command;      // the command line, recorded in reproducers
   // What runs each case (nullptr: the threads backend). Blame always runs the native runtime: a
   // finding on torch that no native profile reproduces is unattributed (a divergence to explain).
   std::shared_ptr<harness::Backend> backend;
-  // Each native run in a child process under these limits (nullopt: in this process).
-  std::optional<harness::isolation::Limits> isolation = harness::isolation::Limits{};
-  // Continue this saved campaign (its options replace the ones above, except out_dir).
+  // Continue this saved campaign (its plan replaces the one above).
   std::optional<CampaignState> resume;
 };
 

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -37,21 +38,22 @@ void save_campaign_state(const std::string& dir, const CampaignState& s) {
   for (const auto& f : s.findings)
     findings.push_back({{"case", f.case_index}, {"case_seed", f.case_seed}, {"property", f.property}, {"path", f.path},
                         {"zoo", f.zoo}});
+  const CampaignPlan& p = s.plan;
   json j = {{"schema", kSchema},
-            {"seed", s.seed},
-            {"gen", {{"world", s.gen.world}, {"profile", s.gen.profile}, {"max_blocks", s.gen.max_blocks},
-                     {"max_steps", s.gen.max_steps}, {"faults", s.gen.faults}, {"fault_kinds", s.gen.fault_kinds}}},
-            {"cases", s.cases ? json(*s.cases) : json(nullptr)},
-            {"seconds", s.seconds ? json(*s.seconds) : json(nullptr)},
-            {"shrink_steps", s.shrink_budget.max_steps},
-            {"shrink_seconds", s.shrink_budget.max_seconds},
-            {"keep_going", s.keep_going},
-            {"until_row", s.until_row},
-            {"command", s.command},
+            {"seed", p.seed},
+            {"gen", {{"world", p.gen.world}, {"profile", p.gen.profile}, {"max_blocks", p.gen.max_blocks},
+                     {"max_steps", p.gen.max_steps}, {"faults", p.gen.faults}, {"fault_kinds", p.gen.fault_kinds}}},
+            {"cases", p.cases ? json(*p.cases) : json(nullptr)},
+            {"seconds", p.seconds ? json(*p.seconds) : json(nullptr)},
+            {"shrink_steps", p.shrink_budget.max_steps},
+            {"shrink_seconds", p.shrink_budget.max_seconds},
+            {"keep_going", p.keep_going},
+            {"until_row", p.until_row},
+            {"command", p.command},
             {"backend", s.backend},
-            {"isolate", s.isolate},
-            {"case_timeout_ms", s.case_timeout_ms},
-            {"case_memory_bytes", s.case_memory_bytes},
+            {"isolate", p.isolation.has_value()},
+            {"case_timeout_ms", p.isolation ? p.isolation->wall.count() : 0},
+            {"case_memory_bytes", p.isolation ? p.isolation->memory_bytes : 0},
             {"next_case", s.next_case},
             {"elapsed_seconds", s.elapsed_seconds},
             {"sessions", s.sessions},
@@ -77,25 +79,28 @@ CampaignState load_campaign_state(const std::string& dir) {
   if (field<std::string>(j, "schema", w) != kSchema)
     throw std::invalid_argument(w + "schema: " + j["schema"].dump() + " is not " + kSchema);
   CampaignState s;
-  s.seed = field<uint64_t>(j, "seed", w);
+  CampaignPlan& p = s.plan;
+  p.seed = field<uint64_t>(j, "seed", w);
   const json gen = field<json>(j, "gen", w);
-  s.gen.world = field<int>(gen, "world", w + "gen.");
-  s.gen.profile = field<std::string>(gen, "profile", w + "gen.");
-  s.gen.max_blocks = field<int>(gen, "max_blocks", w + "gen.");
-  s.gen.max_steps = field<int>(gen, "max_steps", w + "gen.");
-  s.gen.faults = field<bool>(gen, "faults", w + "gen.");
-  s.gen.fault_kinds = field<std::vector<std::string>>(gen, "fault_kinds", w + "gen.");
+  p.gen.world = field<int>(gen, "world", w + "gen.");
+  p.gen.profile = field<std::string>(gen, "profile", w + "gen.");
+  p.gen.max_blocks = field<int>(gen, "max_blocks", w + "gen.");
+  p.gen.max_steps = field<int>(gen, "max_steps", w + "gen.");
+  p.gen.faults = field<bool>(gen, "faults", w + "gen.");
+  p.gen.fault_kinds = field<std::vector<std::string>>(gen, "fault_kinds", w + "gen.");
   if (!j.contains("cases") || !j.contains("seconds")) throw std::invalid_argument(w + "cases, seconds: missing");
-  if (!j["cases"].is_null()) s.cases = field<int>(j, "cases", w);
-  if (!j["seconds"].is_null()) s.seconds = field<double>(j, "seconds", w);
-  s.shrink_budget = {field<int>(j, "shrink_steps", w), field<double>(j, "shrink_seconds", w)};
-  s.keep_going = field<bool>(j, "keep_going", w);
-  s.until_row = field<std::string>(j, "until_row", w);
-  s.command = field<std::string>(j, "command", w);
+  if (!j["cases"].is_null()) p.cases = field<int>(j, "cases", w);
+  if (!j["seconds"].is_null()) p.seconds = field<double>(j, "seconds", w);
+  p.shrink_budget = {field<int>(j, "shrink_steps", w), field<double>(j, "shrink_seconds", w)};
+  p.keep_going = field<bool>(j, "keep_going", w);
+  p.until_row = field<std::string>(j, "until_row", w);
+  p.command = field<std::string>(j, "command", w);
   s.backend = field<std::string>(j, "backend", w);
-  s.isolate = field<bool>(j, "isolate", w);
-  s.case_timeout_ms = field<int>(j, "case_timeout_ms", w);
-  s.case_memory_bytes = field<int64_t>(j, "case_memory_bytes", w);
+  const bool isolate = field<bool>(j, "isolate", w);
+  const harness::isolation::Limits limits{std::chrono::milliseconds(field<int>(j, "case_timeout_ms", w)),
+                                          field<int64_t>(j, "case_memory_bytes", w)};
+  if (isolate) p.isolation = limits;
+  else p.isolation.reset();
   s.next_case = field<int>(j, "next_case", w);
   if (s.next_case < 0) throw std::invalid_argument(w + "next_case: " + std::to_string(s.next_case) + " is negative");
   s.elapsed_seconds = field<double>(j, "elapsed_seconds", w);

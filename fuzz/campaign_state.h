@@ -9,6 +9,7 @@
 
 #include "fuzz/gen/gen_config.h"
 #include "fuzz/shrink.h"
+#include "harness/isolation/child_outcome.h"
 
 #include <cstdint>
 #include <optional>
@@ -25,20 +26,25 @@ struct CampaignFindingEntry {
   std::string zoo;
 };
 
-struct CampaignState {
-  // What was asked.
-  uint64_t seed = 1;
+// What a campaign was asked to do: everything that decides which cases it draws and what it does
+// with a failure. The command line fills it; the state file keeps it for a resume.
+struct CampaignPlan {
   GenConfig gen;
-  std::optional<int> cases;
-  std::optional<double> seconds;
-  ShrinkBudget shrink_budget;
-  bool keep_going = false;
+  uint64_t seed = 1;
+  std::optional<int> cases;       // stop after this many cases
+  std::optional<double> seconds;  // or after this much wall clock, over all sessions (whichever comes first)
+  ShrinkBudget shrink_budget{300, 120.0};
+  bool keep_going = false;  // continue after a finding (default: stop at the first)
+  // Hunt for one bug-zoo row: findings blamed on another row are reported and passed over.
   std::string until_row;
-  std::string command;
+  std::string command;  // the command line, recorded in reproducers
+  // Each native run in a child process under these limits (nullopt: in this process).
+  std::optional<harness::isolation::Limits> isolation = harness::isolation::Limits{};
+};
+
+struct CampaignState {
+  CampaignPlan plan;  // what was asked
   std::string backend = "threads";
-  bool isolate = true;
-  int case_timeout_ms = 60000;
-  int64_t case_memory_bytes = int64_t{4} << 30;
   // How far it got.
   int next_case = 0;              // cases [0, next_case) are done, their findings written
   double elapsed_seconds = 0;     // wall clock spent over all sessions
