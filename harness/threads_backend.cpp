@@ -2,6 +2,7 @@
 #include "harness/threads_backend.h"
 
 #include "harness/model_builder.h"
+#include "harness/resident_set.h"
 #include "runtime/comm/faulty_communicator.h"
 #include "runtime/comm/thread_world.h"
 #include "runtime/fsdp/param_group.h"
@@ -15,11 +16,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <exception>
 #include <limits>
 #include <mutex>
-#include <unistd.h>
 
 namespace shardfuzz::harness {
 
@@ -105,16 +104,6 @@ std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, st
         std::lock_guard<std::mutex> lock(mu);
         run.fired_faults.push_back({which, rank, sc.faults[static_cast<std::size_t>(which)].kind, group, op, seconds_since(t0)});
       });
-}
-
-// This process's resident set (/proc/self/statm), 0 when unreadable.
-int64_t resident_bytes() {
-  long long size = 0, resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (!f) return 0;
-  const int n = std::fscanf(f, "%lld %lld", &size, &resident);
-  std::fclose(f);
-  return n == 2 ? resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE)) : 0;
 }
 
 // The scenario's faults inside modules for `rank`, once per run at the planned step: an exception
@@ -243,7 +232,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
           auto batch = [&](int micro, int forward) { return input_of(sc, rank, s, micro, forward); };
           rec.losses.push_back(train::train_step(*model, plan, batch, loss_fn(sc), opt.get(), rt, s));
           rec.step_end_bytes.push_back(memory::allocated_bytes(rank).current - rec.baseline_bytes);
-          if (rank == 0) run.host_rss_bytes.push_back(resident_bytes());  // only rank 0 writes it
+          if (rank == 0) run.host_rss_bytes.push_back(resident_set_bytes());  // only rank 0 writes it
         }
         rec.training_peak_bytes = memory::allocated_bytes(rank).peak - peak_origin;
         memory::AllocationRankGuard untagged(-1);  // the records are the harness's, not the rank's

@@ -1,6 +1,8 @@
 // Pipes and polling for harness/isolation.
 #include "harness/isolation/process_io.h"
 
+#include "harness/resident_set.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -9,7 +11,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <cstdio>
 
 namespace shardfuzz::harness::isolation::io {
 
@@ -56,17 +57,6 @@ bool drain(int fd, std::string& into, std::size_t keep_tail) {
   }
 }
 
-int64_t rss_bytes(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "r");
-  if (!f) return 0;
-  long long size = 0, resident = 0;
-  const int n = std::fscanf(f, "%lld %lld", &size, &resident);
-  std::fclose(f);
-  return n == 2 ? resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE)) : 0;
-}
-
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 void kill_group(pid_t pid) {
@@ -86,7 +76,7 @@ Wait wait_readable(int fd, int stderr_fd, std::string& tail, pid_t child, const 
     pollfd fds[2] = {{fd, POLLIN, 0}, {stderr_fd, POLLIN, 0}};
     const int ready = ::poll(fds, stderr_fd >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left, 20)));
     if (stderr_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) drain(stderr_fd, tail, kStderrTail);
-    const int64_t rss = rss_bytes(child);
+    const int64_t rss = resident_set_bytes(child);
     peak_rss = std::max(peak_rss, rss);
     if (limits.memory_bytes > 0 && rss > limits.memory_bytes) {
       kill_group(child);

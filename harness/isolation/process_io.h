@@ -1,5 +1,5 @@
 // Plumbing shared by the one-shot child and the persistent worker (internal to harness/isolation):
-// pipes, non-blocking drains, the child's resident set, waiting for it against the limits.
+// pipes, non-blocking drains, waiting for the child against its limits.
 #pragma once
 
 #include "harness/isolation/child_outcome.h"
@@ -21,7 +21,6 @@ bool read_exact(int fd, void* data, std::size_t size);
 // Reads what is there without blocking into `into` (keeping its last `keep_tail` bytes when
 // nonzero); false at end of file.
 bool drain(int fd, std::string& into, std::size_t keep_tail);
-int64_t rss_bytes(pid_t pid);
 void set_nonblocking(int fd);
 void kill_group(pid_t pid);  // SIGKILL to the child and its process group
 
