@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -192,26 +193,33 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
 }
 
 std::vector<ReplayResult> replay_dir(const std::string& dir, Backend* backend) {
-  std::vector<ReplayResult> out;
-  // Reproducers whose process dies first, while this process is single-threaded and can fork them
-  // (harness/isolation/child_outcome.h); then the rest in this process.
-  std::vector<std::string> files, dying;
+  // Each file loaded once; the reproducers whose process dies go first, while this process is
+  // single-threaded and can fork them (harness/isolation/child_outcome.h); then the rest here.
+  struct Loaded {
+    std::string name;
+    std::optional<Reproducer> reproducer;
+    std::string error;
+  };
+  std::vector<Loaded> loaded;
   for (const auto& f : json_files_in(dir, "replay")) {
-    bool dies = false;
+    Loaded l{std::filesystem::path(f).filename().string(), std::nullopt, ""};
     try {
-      dies = expects_process_death(load_reproducer(f));
-    } catch (const std::exception&) {  // reported below
+      l.reproducer = load_reproducer(f);
+    } catch (const std::exception& e) {
+      l.error = e.what();
     }
-    (dies ? dying : files).push_back(f);
+    loaded.push_back(std::move(l));
   }
-  files.insert(files.begin(), dying.begin(), dying.end());
-  for (const auto& f : files) {
-    const std::string name = std::filesystem::path(f).filename().string();
+  std::stable_partition(loaded.begin(), loaded.end(),
+                        [](const Loaded& l) { return l.reproducer && expects_process_death(*l.reproducer); });
+  std::vector<ReplayResult> out;
+  for (const Loaded& l : loaded) {
     try {
-      auto results = replay_reproducer(load_reproducer(f), name, backend);
+      if (!l.reproducer) throw std::invalid_argument(l.error);
+      auto results = replay_reproducer(*l.reproducer, l.name, backend);
       out.insert(out.end(), results.begin(), results.end());
     } catch (const std::exception& e) {
-      out.push_back({name, "-", "a loadable reproducer", "error", e.what()});
+      out.push_back({l.name, "-", "a loadable reproducer", "error", e.what()});
     }
   }
   return out;

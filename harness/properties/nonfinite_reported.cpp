@@ -43,14 +43,14 @@ bool related(const std::string& group, const std::string& module) {
 }  // namespace
 
 Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
-  // Per rank, its own earliest planned non-finite gradient that fired; and the earliest step any did.
+  // Per rank, its own earliest planned non-finite gradient that fired; and the earliest of all.
   std::map<int, const FaultSpec*> own;
-  int earliest = -1;
+  const FaultSpec* first = nullptr;
   for (const FiredFault& f : run.fired_faults) {
     const FaultSpec& spec = sc.faults.at(static_cast<std::size_t>(f.fault));
     if (!spec.is_nonfinite()) continue;
     if (!own.count(f.rank) || spec.step < own[f.rank]->step) own[f.rank] = &spec;
-    if (earliest < 0 || spec.step < earliest) earliest = spec.step;
+    if (!first || spec.step < first->step) first = &spec;
   }
   if (own.empty()) return {"nonfinite_reported", true, true, "no non-finite gradient planned (or it never fired)"};
   if (!run.observed.ledger) return {"nonfinite_reported", true, true, "the " + run.backend + " backend has no finite check"};
@@ -99,12 +99,13 @@ Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
         return fail(what + ", but " + describe(r.rank, *e) +
                     (related(group, spec.module) ? "" : ": a group unrelated to " + (spec.module.empty() ? "root" : spec.module)));
       if (verdict.empty()) verdict = what + ": " + describe(r.rank, *e);
-    } else if (e && (e->step < earliest || (e->step == earliest && !sc.expert_parallel && where == "before_reduce_scatter"))) {
+    } else if (e && (e->step < first->step ||
+                     (e->step == first->step && !sc.expert_parallel && where == "before_reduce_scatter"))) {
       // A peer with a non-finite gradient of its own at the fault's step (or before it): the
       // runtime misplaced it. From the next step on every rank's parameters carry it (the optimizer
       // applied the reduced gradient), and with expert parallelism the all-to-all carries the
       // gradient to the peers' experts within the step.
-      return fail(planned(*own.begin()->second) + ", but " + describe(r.rank, *e) +
+      return fail(planned(*first) + ", but " + describe(r.rank, *e) +
                   ", a rank the fault was not planned on");
     }
   }
