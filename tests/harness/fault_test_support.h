@@ -16,7 +16,7 @@
 
 namespace shardfuzz::harness::testing_support {
 
-inline Scenario small_fault_scenario(int world = 3) {
+inline Scenario small(int world = 3) {
   Scenario sc = nested_experts_scenario(1, true, world, "strict", 1);
   sc.dims.dim = 8;
   sc.dims.hidden = 8;

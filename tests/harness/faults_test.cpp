@@ -19,11 +19,7 @@ namespace shardfuzz::harness {
 namespace {
 
 using namespace std::chrono_literals;
-using testing_support::expect_rejected;
-using testing_support::short_deadline;
-using testing_support::verdict;
-
-Scenario small(int world = 3) { return testing_support::small_fault_scenario(world); }
+using namespace testing_support;
 
 Scenario with_fault(Scenario sc, const std::string& kind, int rank, int collective, int delay_ms = 0) {
   sc.faults.push_back({kind, rank, collective, delay_ms, "", "", 0});

@@ -21,11 +21,7 @@ namespace shardfuzz::harness {
 namespace {
 
 using namespace std::chrono_literals;
-using testing_support::expect_rejected;
-using testing_support::short_deadline;
-using testing_support::verdict;
-
-Scenario small(int world = 3) { return testing_support::small_fault_scenario(world); }
+using namespace testing_support;
 
 Scenario with_oom(Scenario sc, int rank, int allocation, int64_t limit_bytes = 0) {
   FaultSpec f;
