@@ -29,6 +29,21 @@ struct ShardRecord {
   bool requires_grad = true;
 };
 
+// A step this rank undid and ran again after a recoverable fault (train/recovery.h): what it
+// caught, when, and the runtime right after its reset against the failed run's start.
+struct RecoveryRecord {
+  int step = 0;
+  int attempt = 0;  // 0: the step's first run failed
+  std::string error;  // what this rank caught
+  std::string error_kind;
+  double caught_at_seconds = 0;     // since the run's start
+  double recovered_at_seconds = 0;  // when every rank had met again
+  int64_t bytes_at_step_begin = 0, bytes_after_reset = 0;  // allocator bytes above the rank's baseline
+  memory::KindTotals ledger_at_step_begin{}, ledger_after_reset{};
+  std::vector<std::string> unsharded_after_reset, pending_all_gather_after_reset;  // group names
+  std::vector<memory::TimelineEvent> events;  // the failed run, its reset and "recovered"
+};
+
 struct RankRecord {
   int rank = 0;
   std::vector<memory::TimelineEvent> timeline;
@@ -38,6 +53,7 @@ struct RankRecord {
   int64_t baseline_bytes = 0;  // allocator bytes before the model was built
   int64_t teardown_bytes = 0;  // after model, optimizer and runtime were destroyed
   int64_t training_peak_bytes = 0;  // allocator peak from the end of wrapping to teardown, above the baseline
+  std::vector<RecoveryRecord> recoveries;  // in order; the timeline holds only each step's last run
   std::string error;                // what this rank failed with (empty: it completed)
   double failed_at_seconds = -1;    // since the run's start, when it failed (-1: it did not)
   std::vector<memory::TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;
@@ -63,6 +79,7 @@ struct FiredFault {
   std::string group;  // the communicator group and op it hit (an exception: the module and pass)
   std::string op;
   double at_seconds = 0;  // since the run's start
+  int step = -1;          // the training step it fired in (-1: not known, a collective fault)
 };
 
 struct RunRecord {
@@ -71,6 +88,9 @@ struct RunRecord {
   double seconds = 0;  // the run itself, as the backend timed it (torch: the slowest rank's run)
   int deadline_ms = 0;  // the collective deadline the run had (0: unknown)
   std::vector<FiredFault> fired_faults;
+  // Whether ranks recovered from recoverable faults (oom, exception) and ran the step again; when
+  // false those faults stop the run like the others.
+  bool recovery = false;
   std::vector<RankRecord> ranks;
   std::vector<int64_t> host_rss_bytes;  // the process's resident set at each of rank 0's step ends (threads)
   std::string error;        // the root failure ("rank R: message"), empty when every rank succeeded

@@ -123,10 +123,13 @@ struct FaultSpec {
                                       kind == "crash" || kind == "abort"; }
   bool is_in_module() const { return kind == "exception" || kind == "nan" || kind == "inf"; }
   bool is_nonfinite() const { return kind == "nan" || kind == "inf"; }
+  // Whether the ranks can recover from it and run the step again (train/recovery.h).
+  bool is_recoverable() const { return kind == "oom" || kind == "exception"; }
   // Whether the run must stop with an error every rank sees: all kinds but a straggler under the
-  // collective deadline and a non-finite gradient (training goes on with it).
-  bool must_be_detected(int deadline_ms) const {
-    return !is_nonfinite() && (kind != "straggler" || delay_ms >= deadline_ms);
+  // collective deadline, a non-finite gradient (training goes on with it) and, when the ranks
+  // recover (RunRecord::recovery), an oom or exception (every rank sees it, then retries the step).
+  bool must_be_detected(int deadline_ms, bool recovery) const {
+    return !is_nonfinite() && !(recovery && is_recoverable()) && (kind != "straggler" || delay_ms >= deadline_ms);
   }
 };
 // Every kind a FaultSpec may have.

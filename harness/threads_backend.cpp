@@ -10,6 +10,7 @@
 #include "runtime/memory/counting_allocator.h"
 #include "runtime/mesh/device_mesh.h"
 #include "runtime/nn/routed_moe.h"
+#include "runtime/train/recovery.h"
 #include "runtime/train/step.h"
 
 #include <ATen/ATen.h>
@@ -118,9 +119,9 @@ void install_module_faults(const Scenario& sc, int rank, nn::Module& model, cons
     if (!m) continue;
     const std::string name = f.module.empty() ? "root" : f.module;
     const std::string pass = f.kind == "exception" ? f.pass : "backward";
-    auto note = [&run, &mu, t0, i, rank, name, pass, kind = f.kind] {
+    auto note = [&run, &mu, t0, i, rank, name, pass, kind = f.kind, step = f.step] {
       std::lock_guard<std::mutex> lock(mu);
-      run.fired_faults.push_back({static_cast<int>(i), rank, kind, name, pass, seconds_since(t0)});
+      run.fired_faults.push_back({static_cast<int>(i), rank, kind, name, pass, seconds_since(t0), step});
     };
     const std::string what = "injected exception in " + pass + " of " + name + " at step " + std::to_string(f.step + 1) +
                              " on rank " + std::to_string(rank);
@@ -153,18 +154,20 @@ void install_module_faults(const Scenario& sc, int rank, nn::Module& model, cons
 // the run (disarmed however it ends: the counters outlive the run in a persistent worker).
 class AllocationFaults {
  public:
-  AllocationFaults(const Scenario& sc, int rank, RunRecord& run, std::mutex& mu, Clock::time_point t0) : rank_(rank) {
+  AllocationFaults(const Scenario& sc, int rank, const fsdp::RankRuntime& rt, RunRecord& run, std::mutex& mu,
+                   Clock::time_point t0)
+      : rank_(rank) {
     for (std::size_t i = 0; i < sc.faults.size(); ++i) {
       const FaultSpec& f = sc.faults[i];
       if (f.kind != "oom" || f.rank != rank) continue;
       memory::AllocationFault a;
       a.at_allocation = f.allocation;
       a.limit_bytes = f.limit_bytes;
-      a.on_fire = [&run, &mu, t0, i, rank](int64_t index, int64_t bytes) {
+      a.on_fire = [&run, &mu, &rt, t0, i, rank](int64_t index, int64_t bytes) {
         std::lock_guard<std::mutex> lock(mu);
         run.fired_faults.push_back({static_cast<int>(i), rank, "oom", "allocator",
                                     "allocation #" + std::to_string(index) + " of " + std::to_string(bytes) + " B",
-                                    seconds_since(t0)});
+                                    seconds_since(t0), rt.step()});
       };
       memory::arm_allocation_fault(rank, std::move(a));
       armed_ = true;
@@ -182,6 +185,24 @@ class AllocationFaults {
   bool armed_ = false;
 };
 
+RecoveryRecord recovery_record(train::StepFailure&& failure, int64_t baseline_bytes, Clock::time_point t0) {
+  RecoveryRecord r;
+  r.step = failure.step;
+  r.attempt = failure.attempt;
+  r.error = failure.message;
+  r.error_kind = error_kind(failure.error);
+  r.caught_at_seconds = std::chrono::duration<double>(failure.caught_at - t0).count();
+  r.recovered_at_seconds = std::chrono::duration<double>(failure.recovered_at - t0).count();
+  r.bytes_at_step_begin = failure.at_step_begin.allocated_bytes - baseline_bytes;
+  r.bytes_after_reset = failure.after_reset.allocated_bytes - baseline_bytes;
+  r.ledger_at_step_begin = failure.at_step_begin.ledger;
+  r.ledger_after_reset = failure.after_reset.ledger;
+  r.unsharded_after_reset = std::move(failure.after_reset.unsharded);
+  r.pending_all_gather_after_reset = std::move(failure.after_reset.pending_all_gather);
+  r.events = std::move(failure.events);
+  return r;
+}
+
 }  // namespace
 
 RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
@@ -192,6 +213,8 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   RunRecord run;
   run.deadline_ms = static_cast<int>(options.deadline.count());
   run.ranks.resize(static_cast<std::size_t>(world_size));
+  run.recovery = options.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
+                                                [](const FaultSpec& f) { return f.is_recoverable(); });
   std::mutex fired_mu;
   const auto t0 = Clock::now();
   auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> world_comm) {
@@ -224,13 +247,19 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
         // Peaks from here on are training's: building the full model before sharding is not.
         memory::reset_peak(rank);
         const int64_t peak_origin = memory::allocated_bytes(rank).current;
-        AllocationFaults allocation_faults(sc, rank, run, fired_mu, t0);
+        AllocationFaults allocation_faults(sc, rank, rt, run, fired_mu, t0);
         std::unique_ptr<train::ShardedOptimizer> opt;
         if (options.optimizer_step) opt = std::make_unique<train::ShardedOptimizer>(rt.groups(), sc.optimizer, rt);
         const train::StepPlan plan = step_plan(sc);
+        train::RecoveryOptions recovery;
+        recovery.on_recovery = [&](train::StepFailure&& failure) {
+          rec.recoveries.push_back(recovery_record(std::move(failure), rec.baseline_bytes, t0));
+        };
         for (int s = 0; s < sc.steps; ++s) {
           auto batch = [&](int micro, int forward) { return input_of(sc, rank, s, micro, forward); };
-          rec.losses.push_back(train::train_step(*model, plan, batch, loss_fn(sc), opt.get(), rt, s));
+          auto step = [&] { return train::train_step(*model, plan, batch, loss_fn(sc), opt.get(), rt, s); };
+          rec.losses.push_back(run.recovery ? train::run_step_with_recovery(step, s, *comm, *model, rt, opt.get(), recovery)
+                                            : step());
           rec.step_end_bytes.push_back(memory::allocated_bytes(rank).current - rec.baseline_bytes);
           if (rank == 0) run.host_rss_bytes.push_back(resident_set_bytes());  // only rank 0 writes it
         }

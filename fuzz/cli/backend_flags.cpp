@@ -16,6 +16,9 @@ void add_backend_flags(CLI::App* cmd, BackendFlags& f) {
   cmd->add_flag("--cpu", f.cpu, "with --backend torch: ranks on CPU (gloo) even with GPUs");
   cmd->add_option("--torch-deadline", f.deadline_s, "with --backend torch: seconds a scenario may run (a hang past it is a finding)")
       ->capture_default_str();
+  cmd->add_flag("--no-recovery", f.no_recovery,
+                "threads: a planned oom or exception stops the run like any other fault, instead of every rank "
+                "resetting and running the step again");
 }
 
 std::unique_ptr<harness::Backend> make_backend(const BackendFlags& f) {
@@ -26,6 +29,7 @@ std::unique_ptr<harness::Backend> make_backend(const BackendFlags& f) {
   o.python = f.torch_python;
   o.cpu = f.cpu;
   o.torch_deadline = std::chrono::seconds(f.deadline_s);
+  o.threads.recover = !f.no_recovery;
   return harness::make_backend(o);
 }
 

@@ -14,6 +14,7 @@ struct BackendFlags {
   std::string torch_python = "python3";
   bool cpu = false;
   int deadline_s = 120;
+  bool no_recovery = false;
 };
 
 void add_backend_flags(CLI::App* cmd, BackendFlags& flags);

@@ -1,7 +1,10 @@
 // Property: a planned fault is detected. When a fault that must stop the run fires (a collective
-// error, a hang, a crash, a straggler at or past the deadline), every rank fails — none completes,
-// none hangs — each peer's error names the faulty rank, and each peer learns of it within the
-// collective deadline plus a stated slack (detection latency, reported). A rank whose own planned
+// error, a hang, a crash, a straggler at or past the deadline; an oom or exception when the ranks do
+// not recover), every rank fails — none completes, none hangs — each peer's error names the faulty
+// rank, and each peer learns of it within the collective deadline plus a stated slack (detection
+// latency, reported). An oom or exception the ranks recover from is detected when every rank
+// caught it (its own, or an error naming the faulty rank) within the same bound, in the recovery of
+// that step (recovers_after_fault judges the recovery). A rank whose own planned
 // fault fired fails by it: it needs to name no one and is exempt from the bound (a hang or a
 // straggler stays away by design).
 #include "harness/properties/property.h"
@@ -31,23 +34,75 @@ std::string describe(const FaultSpec& spec, const FiredFault& f) {
          std::to_string(spec.collective) + " (" + f.op + " on group " + f.group + ")";
 }
 
+std::string latency_summary(std::vector<double> latencies) {
+  std::sort(latencies.begin(), latencies.end());
+  std::ostringstream os;
+  os << "latency median " << static_cast<int>(latencies[latencies.size() / 2] * 1000) << " ms, max "
+     << static_cast<int>(latencies.back() * 1000) << " ms";
+  return os.str();
+}
+
+// A recovered fault (oom, exception under RunRecord::recovery) is detected when every rank caught
+// an error in the recovery of its step — its own, or one naming the faulty rank — within the bound.
+// Returns the failure, or "" with `summary` filled.
+std::string check_recovered(const Scenario& sc, const RunRecord& run, std::string& summary) {
+  const double bound = run.deadline_ms / 1000.0 + Tolerances::kDetectionSlackSeconds;
+  std::vector<double> latencies;
+  int detected = 0;
+  for (const FiredFault& f : run.fired_faults) {
+    const FaultSpec& spec = sc.faults.at(static_cast<std::size_t>(f.fault));
+    if (!spec.is_recoverable()) continue;
+    const std::string what = describe(spec, f);
+    for (const RankRecord& r : run.ranks) {
+      const std::string who = "rank " + std::to_string(r.rank);
+      const auto caught = std::find_if(r.recoveries.begin(), r.recoveries.end(), [&](const RecoveryRecord& rec) {
+        return rec.step == f.step && rec.caught_at_seconds >= f.at_seconds - 1e-3;
+      });
+      if (caught == r.recoveries.end())
+        return what + ": " + who + " never recovered from it" + (r.error.empty() ? "" : " (" + r.error + ")");
+      if (r.rank == f.rank) continue;
+      if (!names_rank(caught->error, f.rank))
+        return what + ": " + who + "'s error does not name rank " + std::to_string(f.rank) + ": " + caught->error;
+      const double latency = caught->caught_at_seconds - f.at_seconds;
+      latencies.push_back(latency);
+      if (latency > bound) {
+        std::ostringstream os;
+        os << what << ": " << who << " learned of it " << latency << " s after it fired, past the deadline "
+           << run.deadline_ms << " ms + " << Tolerances::kDetectionSlackSeconds << " s";
+        return os.str();
+      }
+    }
+    ++detected;
+  }
+  if (detected == 0) return "";
+  summary = std::to_string(detected) + " recovered fault" + (detected > 1 ? "s" : "") + " detected on every rank" +
+            (latencies.empty() ? "" : ": " + latency_summary(latencies));
+  return "";
+}
+
 }  // namespace
 
 Verdict check_faults_detected(const Scenario& sc, const RunRecord& run) {
   if (sc.faults.empty()) return {"faults_detected", true, true, "no faults planned"};
+  std::string recovered;
+  if (run.recovery) {
+    if (std::string failure = check_recovered(sc, run, recovered); !failure.empty()) return fail(failure);
+  }
   // The first fault that must stop the run, and every rank whose own such fault fired (several
   // faults can fire at once: each of those ranks fails by its own).
   const FiredFault* fired = nullptr;
   std::vector<int> faulty;
   for (const FiredFault& f : run.fired_faults)
-    if (sc.faults.at(static_cast<std::size_t>(f.fault)).must_be_detected(run.deadline_ms)) {
+    if (sc.faults.at(static_cast<std::size_t>(f.fault)).must_be_detected(run.deadline_ms, run.recovery)) {
       faulty.push_back(f.rank);
       if (!fired || f.at_seconds < fired->at_seconds) fired = &f;
     }
-  if (!fired)
+  if (!fired) {
+    if (!recovered.empty()) return {"faults_detected", true, false, recovered};
     return {"faults_detected", true, true,
             run.fired_faults.empty() ? "no planned fault fired (the run has fewer collectives)"
                                      : "only stragglers under the deadline fired (liveness and parity judge them)"};
+  }
   const FaultSpec& spec = sc.faults.at(static_cast<std::size_t>(fired->fault));
   const std::string what = describe(spec, *fired);
   if (run.ok()) return fail(what + " fired, yet every rank completed: not detected");
@@ -69,12 +124,12 @@ Verdict check_faults_detected(const Scenario& sc, const RunRecord& run) {
       return fail(os.str());
     }
   }
-  if (latencies.empty()) return {"faults_detected", true, false, what + ": every rank failed by its own planned fault"};
-  std::sort(latencies.begin(), latencies.end());
-  std::ostringstream os;
-  os << what << " detected on every rank: latency median " << static_cast<int>(latencies[latencies.size() / 2] * 1000)
-     << " ms, max " << static_cast<int>(latencies.back() * 1000) << " ms (deadline " << run.deadline_ms << " ms)";
-  return {"faults_detected", true, false, os.str()};
+  const std::string also = recovered.empty() ? "" : "; " + recovered;
+  if (latencies.empty())
+    return {"faults_detected", true, false, what + ": every rank failed by its own planned fault" + also};
+  return {"faults_detected", true, false,
+          what + " detected on every rank: " + latency_summary(latencies) + " (deadline " +
+              std::to_string(run.deadline_ms) + " ms)" + also};
 }
 
 }  // namespace shardfuzz::harness

@@ -39,6 +39,7 @@ Verdict check_faults_detected(const Scenario&, const RunRecord&);
 // Not a check of a RunRecord: the verdict an isolated run (fuzz/case_runner.h) gives a case whose
 // process died, hung past its wall-clock limit or passed its memory limit. Reproducers may expect it.
 inline constexpr const char* kProcessSurvives = "process_survives";
+Verdict check_recovers_after_fault(const Scenario&, const RunRecord&);
 Verdict check_nonfinite_reported(const Scenario&, const RunRecord&);
 Verdict check_per_layer_return_to_baseline(const Scenario&, const RunRecord&);
 Verdict check_reshard_after_forward_honoured(const Scenario&, const RunRecord&);

@@ -12,6 +12,10 @@ const std::vector<Property>& all_properties() {
        "a planned fault that must stop the run stops it on every rank, each peer's error naming the faulty rank "
        "within the deadline (latency reported)",
        check_faults_detected},
+      {"recovers_after_fault",
+       "after a planned oom or exception every rank resets (groups sharded, nothing pending, ledger and allocator "
+       "back to the step's start) and runs the step again to the end of training",
+       check_recovers_after_fault},
       {"nonfinite_reported",
        "a planned NaN/Inf gradient is first reported on its rank, at its step, before the reduce-scatter, in the "
        "group of the module it entered",

@@ -61,6 +61,19 @@ class Communicator {
   // Collective over this group (MPI/NCCL comm-split style): ranks passing the same color form a
   // new group, ordered by (key, rank). Returns nullptr for color < 0.
   virtual std::shared_ptr<Communicator> split(int color, int key, const std::string& name) = 0;
+
+  // Recovery of the whole world this group belongs to, after a failure a rank can recover from
+  // (torchft's report-error-then-reconfigure, within one world):
+  // abort_world fails every rank's pending and later collectives, in every group, with
+  // CollectiveError(Kind::Aborted) naming this rank and `reason` (the first reason wins);
+  // recover_world is the rendezvous after it: it blocks until every rank of the world has called
+  // it, then every group forgets its unfinished collectives, sequence numbers restart at 0 and
+  // collectives work again. Returns the world's recovery count (1 after the first). Throws
+  // CollectiveError naming the ranks that did not come: Kind::Aborted when one left for good (its
+  // thread or process is gone, or it failed with an error nobody recovers from), Kind::Deadline
+  // when one did not arrive within the deadline.
+  virtual void abort_world(const std::string& reason) = 0;
+  virtual int recover_world() = 0;
 };
 
 }  // namespace shardfuzz::comm

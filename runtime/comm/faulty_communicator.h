@@ -61,6 +61,9 @@ class FaultyCommunicator : public Communicator {
   void broadcast(at::Tensor& tensor, int root) override;
   void barrier() override;
   std::shared_ptr<Communicator> split(int color, int key, const std::string& name) override;
+  // Not collectives: never counted, never faulted.
+  void abort_world(const std::string& reason) override { inner_->abort_world(reason); }
+  int recover_world() override { return inner_->recover_world(); }
 
  private:
   void before(const char* op);  // counts the collective and applies its fault, if any

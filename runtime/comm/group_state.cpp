@@ -22,15 +22,85 @@ std::string rank_list(const std::vector<int>& ranks) {
 }  // namespace
 
 WorldState::WorldState(int world_size, std::chrono::milliseconds deadline)
-    : world_size(world_size), deadline(deadline), exited_(world_size, false) {}
+    : world_size(world_size), deadline(deadline), exited_(world_size, false), recovering_(world_size, false) {}
 
 void WorldState::abort(int rank, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!final_) {
+    final_ = true;
+    final_rank_ = rank;
+    final_message_ = message;
+  }
+  if (!aborted_) {
+    aborted_ = true;
+    aborted_rank_ = rank;
+    abort_message_ = message;
+  }
+  wake_all_locked();
+}
+
+void WorldState::abort_recoverable(int rank, const std::string& message) {
   std::lock_guard<std::mutex> lock(mu_);
   if (aborted_) return;
   aborted_ = true;
   aborted_rank_ = rank;
   abort_message_ = message;
   wake_all_locked();
+}
+
+std::string WorldState::recovery_impossible_locked() const {
+  if (final_) return "rank " + std::to_string(final_rank_) + " failed for good: " + final_message_;
+  for (int r = 0; r < world_size; ++r)
+    if (exited_[r] && !recovering_[r]) return "rank " + std::to_string(r) + " has left its rank function";
+  return "";
+}
+
+int WorldState::recover(int rank) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int epoch = epoch_.load();
+  if (recovering_count_ == 0) {  // a new rendezvous: one deadline and one verdict for all its ranks
+    recover_deadline_ = Clock::now() + deadline;
+    recover_failure_.clear();
+  }
+  if (!recovering_.at(rank)) {
+    recovering_[rank] = true;
+    ++recovering_count_;
+  }
+  if (recovering_count_ == world_size && recovery_impossible_locked().empty()) {
+    for (auto& weak : groups_)
+      if (auto group = weak.lock()) group->reset_locked();
+    aborted_ = false;
+    aborted_rank_ = -1;
+    abort_message_.clear();
+    recovering_.assign(world_size, false);
+    recovering_count_ = 0;
+    epoch_.store(epoch + 1);
+    recover_cv_.notify_all();
+    return epoch + 1;
+  }
+  recover_cv_.wait_until(lock, recover_deadline_, [&] {
+    return epoch_.load() != epoch || !recover_failure_.empty() || !recovery_impossible_locked().empty();
+  });
+  if (epoch_.load() != epoch) return epoch_.load();
+  if (recover_failure_.empty()) {
+    const std::string why = recovery_impossible_locked();
+    std::vector<int> arrived, missing;
+    for (int r = 0; r < world_size; ++r) (recovering_[r] ? arrived : missing).push_back(r);
+    std::ostringstream os;
+    os << "recovery of the world failed after " << epoch << " recoveries: ";
+    if (!why.empty())
+      os << why;
+    else
+      os << "deadline of " << deadline.count() << " ms exceeded waiting for ranks " << rank_list(missing)
+         << " (arrived ranks " << rank_list(arrived) << ")";
+    recover_failure_ = os.str();
+    recover_failure_kind_ = why.empty() ? Kind::Deadline : Kind::Aborted;
+    recover_cv_.notify_all();
+  }
+  recovering_[rank] = false;
+  --recovering_count_;
+  throw CollectiveError(recover_failure_kind_, "world", rank, "recover_world", static_cast<uint64_t>(epoch),
+                        "rank " + std::to_string(rank) + ": " + recover_failure_);
 }
 
 void WorldState::mark_exited(int rank) {
@@ -42,6 +112,7 @@ void WorldState::mark_exited(int rank) {
 void WorldState::wake_all_locked() {
   for (auto& weak : groups_)
     if (auto group = weak.lock()) group->cv_.notify_all();
+  recover_cv_.notify_all();
 }
 
 GroupState::GroupState(std::shared_ptr<WorldState> world, std::string name, std::vector<int> global_ranks)
@@ -63,6 +134,13 @@ std::shared_ptr<GroupState> GroupState::create_locked(const std::shared_ptr<Worl
   groups.erase(std::remove_if(groups.begin(), groups.end(), [](const auto& w) { return w.expired(); }), groups.end());
   groups.push_back(group);
   return group;
+}
+
+void GroupState::reset_locked() {
+  rounds_.clear();
+  progress_.assign(progress_.size(), Progress{});
+  poisoned_ = false;
+  poison_message_.clear();
 }
 
 CollectiveError GroupState::error(Kind kind, int rank, const std::string& op, uint64_t seq,

@@ -4,6 +4,7 @@
 
 #include "runtime/comm/communicator.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -56,8 +57,18 @@ class WorldState {
  public:
   WorldState(int world_size, std::chrono::milliseconds deadline);
 
-  // First failure wins; every group wakes so blocked ranks fail now instead of at the deadline.
+  // A failure nobody recovers from (the rank's function threw): first failure wins; every group
+  // wakes so blocked ranks fail now instead of at the deadline, and recover() fails from now on.
   void abort(int rank, const std::string& message);
+  // A failure the ranks recover from (Communicator::abort_world): collectives fail as for abort()
+  // until every rank has come through recover().
+  void abort_recoverable(int rank, const std::string& message);
+  // The recovery rendezvous (Communicator::recover_world): the last rank to arrive resets every
+  // group and clears the abort. Returns the new recovery count; throws CollectiveError otherwise.
+  int recover(int rank);
+  // How many recoveries this world has been through (ThreadCommunicator restarts its sequence
+  // numbers when it changes).
+  int epoch() const { return epoch_.load(); }
   // A rank thread returned: collectives still waiting for it can never complete.
   void mark_exited(int rank);
 
@@ -67,12 +78,24 @@ class WorldState {
  private:
   friend class GroupState;
   void wake_all_locked();
+  // Why the rendezvous can never complete ("" while it still can).
+  std::string recovery_impossible_locked() const;
 
   std::mutex mu_;
   bool aborted_ = false;
   int aborted_rank_ = -1;
   std::string abort_message_;
+  bool final_ = false;  // abort(): the world is done
+  int final_rank_ = -1;
+  std::string final_message_;
   std::vector<bool> exited_;
+  std::vector<bool> recovering_;  // in recover() now
+  int recovering_count_ = 0;
+  std::chrono::steady_clock::time_point recover_deadline_;  // set by the rendezvous' first rank
+  std::string recover_failure_;  // the first verdict of a failed rendezvous, shared by all its ranks
+  CollectiveError::Kind recover_failure_kind_ = CollectiveError::Kind::Deadline;
+  std::atomic<int> epoch_{0};
+  std::condition_variable recover_cv_;
   std::vector<std::weak_ptr<GroupState>> groups_;
 };
 
@@ -92,6 +115,7 @@ class GroupState {
   int size() const { return static_cast<int>(global_ranks_.size()); }
   const std::string& name() const { return name_; }
   const std::vector<int>& global_ranks() const { return global_ranks_; }
+  WorldState& world() const { return *world_; }
 
   GroupState(std::shared_ptr<WorldState> world, std::string name, std::vector<int> global_ranks);
 
@@ -104,6 +128,8 @@ class GroupState {
   };
   static std::shared_ptr<GroupState> create_locked(const std::shared_ptr<WorldState>& world, std::string name,
                                                    std::vector<int> global_ranks);
+  // Recovery: forget unfinished rounds, progress and poison (no rank is inside a collective).
+  void reset_locked();
   void decide_locked(Round& round, uint64_t seq);
   void decide_split_locked(Round& round);
   int exited_missing_rank_locked(const Round& round) const;

@@ -144,7 +144,7 @@ std::string resolve_splits(const std::vector<int64_t>& given, const at::Tensor& 
 }  // namespace
 
 void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Tensor& input) {
-  const uint64_t seq = sequence_++;
+  const uint64_t seq = next_sequence();
   const int n = size();
   Call call;
   call.op = "all_gather_into_tensor";
@@ -180,7 +180,7 @@ void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Te
 }
 
 void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Tensor& input, ReduceOp op) {
-  const uint64_t seq = sequence_++;
+  const uint64_t seq = next_sequence();
   const int n = size();
   Call call;
   call.op = "reduce_scatter_tensor";
@@ -214,7 +214,7 @@ void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Ten
 }
 
 void ThreadCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
-  const uint64_t seq = sequence_++;
+  const uint64_t seq = next_sequence();
   Call call;
   call.op = "all_reduce";
   call.signature = call.op + "(" + shape_and_dtype(tensor) + ", " + to_string(op) + ")";
@@ -234,7 +234,7 @@ void ThreadCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
 void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor& input,
                                            const std::vector<int64_t>& output_split_sizes,
                                            const std::vector<int64_t>& input_split_sizes) {
-  const uint64_t seq = sequence_++;
+  const uint64_t seq = next_sequence();
   const int n = size();
   Call call;
   call.op = "all_to_all_single";
@@ -281,7 +281,7 @@ void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor&
 }
 
 void ThreadCommunicator::broadcast(at::Tensor& tensor, int root) {
-  const uint64_t seq = sequence_++;
+  const uint64_t seq = next_sequence();
   const int n = size();
   Call call;
   call.op = "broadcast";
@@ -299,7 +299,7 @@ void ThreadCommunicator::broadcast(at::Tensor& tensor, int root) {
 }
 
 void ThreadCommunicator::barrier() {
-  const uint64_t seq = sequence_++;
+  const uint64_t seq = next_sequence();
   Call call;
   call.op = "barrier";
   call.signature = "barrier()";
@@ -307,8 +307,23 @@ void ThreadCommunicator::barrier() {
   group_->finish(rank_, seq, round, "");
 }
 
+uint64_t ThreadCommunicator::next_sequence() {
+  const int epoch = group_->world().epoch();
+  if (epoch != epoch_) {
+    epoch_ = epoch;
+    sequence_ = 0;
+  }
+  return sequence_++;
+}
+
+void ThreadCommunicator::abort_world(const std::string& reason) {
+  group_->world().abort_recoverable(global_rank(), reason);
+}
+
+int ThreadCommunicator::recover_world() { return group_->world().recover(global_rank()); }
+
 std::shared_ptr<Communicator> ThreadCommunicator::split(int color, int key, const std::string& name) {
-  const uint64_t seq = sequence_++;
+  const uint64_t seq = next_sequence();
   Call call;
   call.op = "split";
   call.signature = "split()";  // colors and keys differ by design; only the op must agree

@@ -20,7 +20,7 @@ class ThreadCommunicator final : public Communicator {
   int global_rank() const override { return group_->global_ranks()[rank_]; }
   const std::vector<int>& global_ranks() const override { return group_->global_ranks(); }
   const std::string& name() const override { return group_->name(); }
-  uint64_t sequence() const override { return sequence_.load(); }
+  uint64_t sequence() const override { return group_->world().epoch() == epoch_ ? sequence_.load() : 0; }
 
   void all_gather_into_tensor(at::Tensor& output, const at::Tensor& input) override;
   void reduce_scatter_tensor(at::Tensor& output, const at::Tensor& input, ReduceOp op) override;
@@ -30,11 +30,17 @@ class ThreadCommunicator final : public Communicator {
   void broadcast(at::Tensor& tensor, int root) override;
   void barrier() override;
   std::shared_ptr<Communicator> split(int color, int key, const std::string& name) override;
+  void abort_world(const std::string& reason) override;
+  int recover_world() override;
 
  private:
+  // The sequence number of the collective this rank enters now (from 0 again after a recovery).
+  uint64_t next_sequence();
+
   const std::shared_ptr<GroupState> group_;
   const int rank_;
   std::atomic<uint64_t> sequence_{0};
+  int epoch_ = 0;  // the world's recovery count when sequence_ last restarted
 };
 
 }  // namespace shardfuzz::comm::detail

@@ -34,7 +34,8 @@ class ThreadWorld {
   // Runs fn(world communicator) on world_size threads (rank i on thread i) and joins them. Each run
   // is a fresh world: new groups, sequence numbers from 0. If a rank throws, the world is aborted:
   // every rank blocked in (or later entering) a collective gets CollectiveError(Kind::Aborted)
-  // naming the failed rank and its message. Rank failures are reported, never thrown.
+  // naming the failed rank and its message. Rank failures are reported, never thrown. A rank that
+  // recovers instead (Communicator::abort_world, then recover_world on every rank) stays in the run.
   std::vector<RankOutcome> run(const std::function<void(std::shared_ptr<Communicator>)>& fn);
 
   const ThreadWorldOptions& options() const { return options_; }

@@ -220,6 +220,27 @@ void ParamGroup::finalize_backward() {
   runtime_.record("finalize_backward", name_, {{"dropped_pending_all_gather", dropped}});
 }
 
+void ParamGroup::reset_after_fault() {
+  nlohmann::json detail = {{"sharded_state", to_string(sharded_state_)},
+                           {"training_state", to_string(training_state_)},
+                           {"dropped_pending_all_gather", all_gather_result_ != nullptr}};
+  all_gather_result_.reset();
+  all_reduce_state_.reset();
+  // Every param, whatever the state says: a copy-out that failed half-way has allocated unsharded
+  // params while the group is still SHARDED.
+  for (auto& p : params_) {
+    p.drop_unsharded_grad();
+    p.free_unsharded();
+  }
+  post_forward_slices_.clear();
+  post_forward_entry_.reset();
+  sharded_state_ = ShardedState::Sharded;
+  post_forward_indices_.clear();
+  expects_backward_ = false;
+  training_state_ = TrainingState::Idle;
+  runtime_.record("reset_after_fault", name_, std::move(detail), "recovery");
+}
+
 // --- unshard / reshard -------------------------------------------------------------------------
 
 void ParamGroup::unshard() {

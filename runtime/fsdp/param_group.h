@@ -63,6 +63,11 @@ class ParamGroup {
   void wait_for_unshard();
   void reshard();
   void finalize_backward();
+  // After a failed step (an exception or OOM anywhere in it, on this rank or a peer): back to
+  // SHARDED and IDLE with no pending all-gather, no reduce output, no unreduced gradient and no
+  // schedule of the failed pass. What lives as long as the module stays: the sharded gradient
+  // (the step's checkpoint restores it) and the world-1 persistent all-gather buffer.
+  void reset_after_fault();
   // Unshards `target` as if it were in `pass`; `issuer` names who asked (a group, or
   // "(forward state)" for state-level explicit prefetch, as upstream traces label it).
   static void prefetch_unshard(ParamGroup& target, Pass pass, const std::string& issuer);

@@ -148,4 +148,8 @@ void ShardedParam::clear_sharded_grad() {
   grad_entry_.reset();
 }
 
+void ShardedParam::drop_unsharded_grad() {
+  if (unsharded_param_.defined() && unsharded_param_.grad().defined()) unsharded_param_.mutable_grad() = at::Tensor();
+}
+
 }  // namespace shardfuzz::fsdp

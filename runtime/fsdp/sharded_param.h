@@ -60,6 +60,8 @@ class ShardedParam {
   // Adds a reduced gradient (any dtype) into the sharded gradient, in orig_dtype.
   void accumulate_sharded_grad(const at::Tensor& padded_shard);
   void clear_sharded_grad();
+  // Recovery: the gradient autograd accumulated into the unsharded parameter, dropped unreduced.
+  void drop_unsharded_grad();
 
  private:
   std::vector<int64_t> local_sizes() const;  // one chunk along shard_dim (dim 0: padded rows)

@@ -184,4 +184,39 @@ void FSDPState::root_post_backward_final_callback() {
   ctx.post_backward_final_callback_queued = false;
 }
 
+// --- recovery ----------------------------------------------------------------------------------
+
+void FSDPState::reset_after_fault() {
+  if (!ctx_) {
+    training_state_ = TrainingState::Idle;
+    if (group_) group_->reset_after_fault();
+    return;
+  }
+  StateContext& ctx = *ctx_;
+  ctx.iter_forward_root = nullptr;
+  ctx.post_backward_final_callback_queued = false;
+  ctx.is_last_backward = true;
+  ctx.post_forward_order.clear();
+  ctx.all_gather_state.reset();
+  ctx.reduce_scatter_states.clear();
+  ctx.all_reduce_state.reset();
+  for (FSDPState* st : ctx.all_states) {
+    st->training_state_ = TrainingState::Idle;
+    if (st->group_) st->group_->reset_after_fault();
+  }
+}
+
+void reset_after_fault(nn::Module& model) {
+  std::vector<FSDPState*> done;
+  for (nn::Module* m : model.modules()) {
+    FSDPState* st = fsdp_state_of(*m);
+    if (!st || std::find(done.begin(), done.end(), st) != done.end()) continue;
+    st->reset_after_fault();
+    if (const auto& ctx = st->context())
+      done.insert(done.end(), ctx->all_states.begin(), ctx->all_states.end());
+    else
+      done.push_back(st);
+  }
+}
+
 }  // namespace shardfuzz::fsdp

@@ -34,6 +34,10 @@ class FSDPState final : public nn::ForwardHooks, public std::enable_shared_from_
   void set_modules_to_backward_prefetch(const std::vector<nn::Module*>& modules);
   void set_is_last_backward(bool is_last);  // on the root's context
   void set_reshard_after_backward(bool value);
+  // Recovery, on a root: forgets the failed step's schedule (forward root, post_forward order,
+  // deferred all-gather, reduce-scatter keep-alives, the queued final callback, which autograd
+  // drops with a failed backward) and resets every group of its tree (ParamGroup::reset_after_fault).
+  void reset_after_fault();
 
   // nn::ForwardHooks
   at::Tensor pre_forward(nn::Module& module, const at::Tensor& input) override;
@@ -63,5 +67,8 @@ class FSDPState final : public nn::ForwardHooks, public std::enable_shared_from_
 
 // The FSDP state fully_shard installed on `module`, or nullptr.
 FSDPState* fsdp_state_of(nn::Module& module);
+// Recovery of a model after a failed step: resets every FSDP root in `model`'s tree (and, if
+// no forward ever made it a root, each group directly).
+void reset_after_fault(nn::Module& model);
 
 }  // namespace shardfuzz::fsdp

@@ -2,6 +2,7 @@
 #include "runtime/memory/timeline.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace shardfuzz::memory {
 
@@ -81,6 +82,15 @@ std::vector<TimelineEvent> Timeline::events_of_step(int step, const std::string&
 void Timeline::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   events_.clear();
+}
+
+std::vector<TimelineEvent> Timeline::take_from(std::size_t first) {
+  std::lock_guard<std::mutex> lock(mu_);
+  first = std::min(first, events_.size());
+  std::vector<TimelineEvent> out(std::make_move_iterator(events_.begin() + static_cast<std::ptrdiff_t>(first)),
+                                 std::make_move_iterator(events_.end()));
+  events_.resize(first);
+  return out;
 }
 
 std::size_t Timeline::size() const {

@@ -55,6 +55,8 @@ class Timeline {
   std::vector<TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;
   void clear();
   std::size_t size() const;
+  // Removes and returns the events from index `first` on (a failed step's, kept apart by recovery).
+  std::vector<TimelineEvent> take_from(std::size_t first);
 
  private:
   mutable std::mutex mu_;

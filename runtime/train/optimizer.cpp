@@ -61,6 +61,39 @@ void ShardedOptimizer::step() {
   }
 }
 
+ShardedOptimizer::State ShardedOptimizer::save() const {
+  State state;
+  state.step = step_;
+  for (const auto& slots : slots_) {
+    state.moments.emplace_back();
+    for (const ParamSlot& slot : slots) {
+      const bool both = slot.exp_avg.defined() && slot.exp_avg_sq.defined();
+      state.moments.back().emplace_back(both ? slot.exp_avg.clone() : at::Tensor(),
+                                        both ? slot.exp_avg_sq.clone() : at::Tensor());
+    }
+  }
+  return state;
+}
+
+void ShardedOptimizer::restore(const State& state) {
+  torch::autograd::AutoGradMode no_grad(false);
+  step_ = state.step;
+  for (std::size_t gi = 0; gi < slots_.size(); ++gi) {
+    for (std::size_t i = 0; i < slots_[gi].size(); ++i) {
+      ParamSlot& slot = slots_[gi][i];
+      const auto& [avg, avg_sq] = state.moments.at(gi).at(i);
+      if (!avg.defined() || !slot.exp_avg.defined() || !slot.exp_avg_sq.defined()) {
+        slot.exp_avg = at::Tensor();  // none at the checkpoint (or half-made when the step failed)
+        slot.exp_avg_sq = at::Tensor();
+        slot.state_entry.reset();
+        continue;
+      }
+      slot.exp_avg.copy_(avg);
+      slot.exp_avg_sq.copy_(avg_sq);
+    }
+  }
+}
+
 void ShardedOptimizer::zero_grad() {
   for (fsdp::ParamGroup* g : groups_)
     for (auto& p : g->params()) p.clear_sharded_grad();

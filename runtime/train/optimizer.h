@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardfuzz::fsdp {
@@ -44,6 +45,15 @@ class ShardedOptimizer {
   ShardedOptimizer(std::vector<fsdp::ParamGroup*> groups, OptimizerConfig config, fsdp::RankRuntime& runtime);
   void step();
   void zero_grad();
+
+  // Its state (step count, AdamW moments per group and param; undefined where none yet), copied
+  // and put back by a step's checkpoint (train/recovery.h). Restoring drops moments created since.
+  struct State {
+    int64_t step = 0;
+    std::vector<std::vector<std::pair<at::Tensor, at::Tensor>>> moments;
+  };
+  State save() const;
+  void restore(const State& state);
 
  private:
   std::vector<fsdp::ParamGroup*> groups_;

@@ -30,6 +30,13 @@ inline RunOptions short_deadline() {
   return o;
 }
 
+// An oom or exception then stops the run, as every other fault does (no recovery).
+inline RunOptions without_recovery() {
+  RunOptions o = short_deadline();
+  o.recover = false;
+  return o;
+}
+
 inline const Verdict& verdict(const std::vector<Verdict>& vs, const std::string& name) {
   return *std::find_if(vs.begin(), vs.end(), [&](const Verdict& v) { return v.property == name; });
 }

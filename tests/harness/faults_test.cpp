@@ -88,11 +88,11 @@ INSTANTIATE_TEST_SUITE_P(Kinds, EachDetectedKind, ::testing::Values("collective_
 
 class EachPass : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(EachPass, AnExceptionInAModuleStopsTheRunNamingModuleStepAndRank) {
+TEST_P(EachPass, WithoutRecoveryAnExceptionInAModuleStopsTheRunNamingModuleStepAndRank) {
   Scenario sc = small();
   sc.steps = 2;
   sc = with_exception(sc, 2, "layers.0.moe.experts", GetParam(), 1);
-  const RunRecord run = run_threads(sc, short_deadline());
+  const RunRecord run = run_threads(sc, without_recovery());
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.error.find(std::string("injected exception in ") + GetParam() +
                            " of layers.0.moe.experts at step 2 on rank 2"),

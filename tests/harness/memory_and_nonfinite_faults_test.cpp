@@ -43,9 +43,9 @@ Scenario with_nonfinite(Scenario sc, const std::string& kind, int rank, const st
   return sc;
 }
 
-TEST(AllocationFault, ThePlannedAllocationFailsAsARealOomNamedOnEveryRank) {
+TEST(AllocationFault, WithoutRecoveryThePlannedAllocationFailsAsARealOomNamedOnEveryRank) {
   const Scenario sc = with_oom(small(), 1, 40);
-  const RunRecord run = run_threads(sc, short_deadline());
+  const RunRecord run = run_threads(sc, without_recovery());
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.error_kind, "out_of_memory") << run.error;
   EXPECT_NE(run.error.find("injected allocation failure on rank 1: allocation #40 of "), std::string::npos) << run.error;
@@ -58,9 +58,9 @@ TEST(AllocationFault, ThePlannedAllocationFailsAsARealOomNamedOnEveryRank) {
   EXPECT_NE(d.message.find("planned oom of rank 1 (allocation #40 of"), std::string::npos) << d.message;
 }
 
-TEST(AllocationFault, ALimitFailsTheFirstAllocationOverItAndIsDisarmedAfterTheRun) {
+TEST(AllocationFault, WithoutRecoveryALimitFailsTheFirstAllocationOverItAndIsDisarmedAfterTheRun) {
   const Scenario sc = with_oom(small(2), 0, -1, 256);
-  const RunRecord run = run_threads(sc, short_deadline());
+  const RunRecord run = run_threads(sc, without_recovery());
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.error.find("over the limit of 256"), std::string::npos) << run.error;
   // The counters outlive the run (a persistent worker runs the next case): nothing stays armed.
