@@ -157,6 +157,7 @@ class AllocationFaults {
   AllocationFaults(const Scenario& sc, int rank, const fsdp::RankRuntime& rt, RunRecord& run, std::mutex& mu,
                    Clock::time_point t0)
       : rank_(rank) {
+    std::vector<memory::AllocationFault> plan;
     for (std::size_t i = 0; i < sc.faults.size(); ++i) {
       const FaultSpec& f = sc.faults[i];
       if (f.kind != "oom" || f.rank != rank) continue;
@@ -169,10 +170,10 @@ class AllocationFaults {
                                     "allocation #" + std::to_string(index) + " of " + std::to_string(bytes) + " B",
                                     seconds_since(t0), rt.step()});
       };
-      memory::arm_allocation_fault(rank, std::move(a));
-      armed_ = true;
-      break;  // one allocation fault per rank at a time
+      plan.push_back(std::move(a));
     }
+    armed_ = !plan.empty();
+    if (armed_) memory::arm_allocation_faults(rank, std::move(plan));
   }
   ~AllocationFaults() {
     if (armed_) memory::disarm_allocation_fault(rank_);

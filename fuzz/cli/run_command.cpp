@@ -78,6 +78,21 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
       nlohmann::json rank = {{"rank", r.rank}, {"losses", r.losses}, {"baseline_bytes", r.baseline_bytes},
                              {"teardown_bytes", r.teardown_bytes}, {"training_peak_bytes", r.training_peak_bytes}};
       for (const auto& e : r.timeline) rank["timeline"].push_back(e.to_json());
+      for (const auto& rec : r.recoveries) {
+        nlohmann::json jr = {{"step", rec.step},
+                             {"attempt", rec.attempt},
+                             {"error", rec.error},
+                             {"error_kind", rec.error_kind},
+                             {"caught_at_seconds", rec.caught_at_seconds},
+                             {"recovered_at_seconds", rec.recovered_at_seconds},
+                             {"bytes_at_step_begin", rec.bytes_at_step_begin},
+                             {"bytes_after_reset", rec.bytes_after_reset},
+                             {"unsharded_after_reset", rec.unsharded_after_reset},
+                             {"pending_all_gather_after_reset", rec.pending_all_gather_after_reset},
+                             {"events", nlohmann::json::array()}};
+        for (const auto& e : rec.events) jr["events"].push_back(e.to_json());
+        rank["recoveries"].push_back(std::move(jr));
+      }
       j["ranks"].push_back(rank);
     }
     out << j.dump(1) << "\n";

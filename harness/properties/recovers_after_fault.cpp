@@ -1,9 +1,9 @@
 // Property: after a recoverable fault (oom, exception) the runtime resets and the step runs again.
-// For every recovery of every rank: no group is left unsharded or holding a pending all-gather,
-// each ledger kind and the allocator are back to the failed run's start — but for the world-1
-// persistent all-gather buffer when that run allocated it first (a cache kept for the module's
-// life, which the ledger then explains byte for byte) — and the run then completed every step
-// (parity_with_reference judges the values it reached).
+// For every recovery of every rank: no group is left unsharded or holding a pending all-gather;
+// the ledger holds none of a step's buffers, and what lives across steps (shards, gradients,
+// optimizer state) as at the failed run's start; the allocator changed by exactly what the ledger
+// did (nothing unaccounted stays); and the run then completed every step (parity_with_reference
+// judges the values it reached).
 #include "harness/properties/property.h"
 
 #include <algorithm>
@@ -13,6 +13,21 @@ namespace shardfuzz::harness {
 namespace {
 
 Verdict fail(std::string message) { return {"recovers_after_fault", false, false, std::move(message)}; }
+
+// What a reset does to each ledger kind: a step's buffers are freed (the next forward gathers
+// again, a root left unsharded between steps included); what lives across steps is put back as it
+// was (shards, gradients and optimizer state from the step's checkpoint); a cache kept for the
+// module's life (the world-1 persistent all-gather buffer) stays, and may be new.
+enum class Lifetime { Step, AcrossSteps, Cache };
+Lifetime lifetime(memory::BufferKind kind) {
+  switch (kind) {
+    case memory::BufferKind::ShardedParam:
+    case memory::BufferKind::Grad:
+    case memory::BufferKind::OptimizerState: return Lifetime::AcrossSteps;
+    case memory::BufferKind::PersistentAllGather: return Lifetime::Cache;
+    default: return Lifetime::Step;
+  }
+}
 
 std::string names(const std::vector<std::string>& groups) {
   std::string out;
@@ -24,7 +39,6 @@ std::string names(const std::vector<std::string>& groups) {
 
 Verdict check_recovers_after_fault(const Scenario& sc, const RunRecord& run) {
   if (!run.recovery) return {"recovers_after_fault", true, true, "no recoverable fault planned, or recovery off"};
-  constexpr auto kPersistent = static_cast<std::size_t>(memory::BufferKind::PersistentAllGather);
   int recoveries = 0;
   double slowest = 0;
   for (const RankRecord& r : run.ranks) {
@@ -39,22 +53,26 @@ Verdict check_recovers_after_fault(const Scenario& sc, const RunRecord& run) {
       if (!rec.pending_all_gather_after_reset.empty())
         return fail(where + ": groups " + names(rec.pending_all_gather_after_reset) + " still hold a pending all-gather");
       for (std::size_t k = 0; k < rec.ledger_after_reset.size(); ++k) {
+        const auto kind = static_cast<memory::BufferKind>(k);
         const int64_t before = rec.ledger_at_step_begin[k], after = rec.ledger_after_reset[k];
-        if (k == kPersistent ? after >= before : after == before) continue;
+        const Lifetime life = lifetime(kind);
+        if (life == Lifetime::Step ? after == 0 : life == Lifetime::Cache ? after >= before : after == before) continue;
         std::ostringstream os;
-        os << where << ": the ledger holds " << after << " B of "
-           << memory::to_string(static_cast<memory::BufferKind>(k)) << ", " << before << " B at the step's start";
+        os << where << ": the ledger holds " << after << " B of " << memory::to_string(kind) << " ("
+           << (life == Lifetime::Step ? "a step's buffer: the reset frees it"
+                                      : "kept across steps: " + std::to_string(before) + " B at the step's start")
+           << ")";
         return fail(os.str());
       }
-      const int64_t cache = rec.ledger_after_reset[kPersistent] - rec.ledger_at_step_begin[kPersistent];
-      const int64_t growth = rec.bytes_after_reset - rec.bytes_at_step_begin;
-      if (growth != cache) {
+      int64_t ledger_change = 0;
+      for (std::size_t k = 0; k < rec.ledger_after_reset.size(); ++k)
+        ledger_change += rec.ledger_after_reset[k] - rec.ledger_at_step_begin[k];
+      const int64_t change = rec.bytes_after_reset - rec.bytes_at_step_begin;
+      if (change != ledger_change) {
         std::ostringstream os;
         os << where << ": the allocator holds " << rec.bytes_after_reset << " B, " << rec.bytes_at_step_begin
-           << " B at the step's start (" << (growth > 0 ? "+" : "") << growth << " B"
-           << (cache ? ", of which the ledger explains " + std::to_string(cache) + " B of persistent all-gather buffer"
-                     : std::string())
-           << ")";
+           << " B at the step's start (" << (change > 0 ? "+" : "") << change << " B), the ledger "
+           << (ledger_change > 0 ? "+" : "") << ledger_change << " B";
         return fail(os.str());
       }
     }

@@ -216,19 +216,28 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
   throw error(poison_kind_, rank, op, seq, poison_message_);
 }
 
-void GroupState::finish(int rank, uint64_t seq, Round& round, const std::string& compute_error) {
+void GroupState::finish(int rank, uint64_t seq, Round& round, const std::string& compute_error,
+                        bool allocation_failure) {
   std::unique_lock<std::mutex> lock(world_->mu_);
-  if (!compute_error.empty() && round.compute_error.empty())
-    round.compute_error = round.calls[rank].op + " failed on rank " + std::to_string(global_ranks_[rank]) +
-                          " in group '" + name_ + "' at sequence " + std::to_string(seq) + ": " + compute_error;
+  if (!compute_error.empty() && round.compute_error.empty()) {
+    const std::string where = "in group '" + name_ + "' at sequence " + std::to_string(seq);
+    const std::string first_line = compute_error.substr(0, compute_error.find('\n'));
+    round.compute_error = allocation_failure ? round.calls[rank].op + " " + where + " aborted: rank " +
+                                                   std::to_string(global_ranks_[rank]) + " failed: " + first_line
+                                             : round.calls[rank].op + " failed on rank " +
+                                                   std::to_string(global_ranks_[rank]) + " " + where + ": " +
+                                                   compute_error;
+    round.compute_error_kind = allocation_failure ? Kind::Aborted : Kind::InvalidArgument;
+  }
   if (++round.done == size()) cv_.notify_all();
   // No deadline here: every rank has arrived and only bounded local copies remain, and leaving
   // early would let a peer read freed memory.
   cv_.wait(lock, [&] { return round.done == size(); });
   const std::string failure = round.compute_error;
+  const Kind kind = round.compute_error_kind;
   const std::string op = round.calls[rank].op;
   leave_locked(seq, round);
-  if (!failure.empty()) throw error(Kind::InvalidArgument, rank, op, seq, failure);
+  if (!failure.empty()) throw error(kind, rank, op, seq, failure);
 }
 
 void GroupState::leave_locked(uint64_t seq, Round& round) {

@@ -47,6 +47,7 @@ struct Round {
   std::vector<SplitResult> split;
   int done = 0;  // ranks that finished reading peers' buffers
   std::string compute_error;
+  CollectiveError::Kind compute_error_kind = CollectiveError::Kind::InvalidArgument;
   int left = 0;  // ranks that will not touch this round again; the last one erases it
 };
 
@@ -109,8 +110,9 @@ class GroupState {
   // finish() returns.
   Round& arrive(int rank, uint64_t seq, Call call);
   // Phase 2: block until every rank has finished reading its peers' buffers, so no rank returns and
-  // frees (or overwrites) an input that is still being read. Rethrows any rank's compute error.
-  void finish(int rank, uint64_t seq, Round& round, const std::string& compute_error);
+  // frees (or overwrites) an input that is still being read. Rethrows any rank's compute error
+  // (Kind::InvalidArgument; Kind::Aborted naming the rank when it was an allocation failure).
+  void finish(int rank, uint64_t seq, Round& round, const std::string& compute_error, bool allocation_failure = false);
 
   int size() const { return static_cast<int>(global_ranks_.size()); }
   const std::string& name() const { return name_; }

@@ -6,6 +6,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
 #include <c10/util/accumulate.h>
 
 #include <algorithm>
@@ -109,12 +110,14 @@ std::string reduce_problem(const at::Tensor& t, ReduceOp op) {
 }
 
 template <class F>
-std::string guarded(F&& f) {
+Computed guarded(F&& f) {
   try {
     f();
-    return "";
+    return {};
+  } catch (const c10::OutOfMemoryError& e) {
+    return {e.what(), std::current_exception()};
   } catch (const std::exception& e) {
-    return e.what();
+    return {e.what(), nullptr};
   }
 }
 
@@ -167,7 +170,7 @@ void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Te
   }
   call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
-  const std::string err = guarded([&] {
+  const Computed computed = guarded([&] {
     const int64_t chunk = input.numel();
     if (chunk == 0) return;
     at::Tensor out = alias(output);
@@ -176,7 +179,7 @@ void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Te
       out.narrow(0, r * chunk, chunk).copy_(alias(round.calls[r].input, 0, chunk, input.scalar_type()));
     }
   });
-  group_->finish(rank_, seq, round, err);
+  complete(seq, round, computed);
 }
 
 void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Tensor& input, ReduceOp op) {
@@ -203,14 +206,14 @@ void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Ten
   }
   call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
-  const std::string err = guarded([&] {
+  const Computed computed = guarded([&] {
     at::Tensor out = alias(output);
     // In place, our own chunk is still an input while we accumulate, so sum into scratch first.
     at::Tensor target = in_place ? at::empty({output.numel()}, output.options().requires_grad(false)) : out;
     reduce_into(target, round.calls, rank_ * output.numel(), output.scalar_type(), op);
     if (in_place) out.copy_(target);
   });
-  group_->finish(rank_, seq, round, err);
+  complete(seq, round, computed);
 }
 
 void ThreadCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
@@ -222,11 +225,11 @@ void ThreadCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   call.input = call.invalid.empty() ? tensor.data_ptr() : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   at::Tensor result;
-  const std::string err = guarded([&] {
+  const Computed computed = guarded([&] {
     result = at::empty({tensor.numel()}, tensor.options().requires_grad(false));
     reduce_into(result, round.calls, 0, tensor.scalar_type(), op);
   });
-  group_->finish(rank_, seq, round, err);
+  complete(seq, round, computed);
   // Only now may we overwrite our tensor: finish() guarantees no peer is still reading it.
   if (tensor.numel() > 0) alias(tensor).copy_(result);
 }
@@ -263,7 +266,7 @@ void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor&
   call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
   const std::vector<int64_t> recv_rows = call.recv_rows;
   Round& round = group_->arrive(rank_, seq, std::move(call));
-  const std::string err = guarded([&] {
+  const Computed computed = guarded([&] {
     const int64_t row = c10::multiply_integers(input.sizes().slice(1));
     at::Tensor out = alias(output);
     int64_t out_row = 0;
@@ -277,7 +280,7 @@ void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor&
       out_row += recv_rows[r];
     }
   });
-  group_->finish(rank_, seq, round, err);
+  complete(seq, round, computed);
 }
 
 void ThreadCommunicator::broadcast(at::Tensor& tensor, int root) {
@@ -291,11 +294,11 @@ void ThreadCommunicator::broadcast(at::Tensor& tensor, int root) {
     call.invalid = "root " + std::to_string(root) + " is outside the group's ranks 0.." + std::to_string(n - 1);
   call.input = call.invalid.empty() ? tensor.data_ptr() : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
-  const std::string err = guarded([&] {
+  const Computed computed = guarded([&] {
     if (rank_ != root && tensor.numel() > 0)
       alias(tensor).copy_(alias(round.calls[root].input, 0, tensor.numel(), tensor.scalar_type()));
   });
-  group_->finish(rank_, seq, round, err);
+  complete(seq, round, computed);
 }
 
 void ThreadCommunicator::barrier() {
@@ -304,7 +307,17 @@ void ThreadCommunicator::barrier() {
   call.op = "barrier";
   call.signature = "barrier()";
   Round& round = group_->arrive(rank_, seq, std::move(call));
-  group_->finish(rank_, seq, round, "");
+  complete(seq, round, {});
+}
+
+void ThreadCommunicator::complete(uint64_t seq, Round& round, const Computed& computed) {
+  try {
+    group_->finish(rank_, seq, round, computed.error, computed.allocation_failure != nullptr);
+  } catch (...) {
+    // This rank's own allocation failure is an OOM to it (its peers are aborted by it).
+    if (computed.allocation_failure) std::rethrow_exception(computed.allocation_failure);
+    throw;
+  }
 }
 
 uint64_t ThreadCommunicator::next_sequence() {
@@ -332,7 +345,7 @@ std::shared_ptr<Communicator> ThreadCommunicator::split(int color, int key, cons
   call.split_name = name;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   const SplitResult result = round.split[rank_];
-  group_->finish(rank_, seq, round, "");
+  complete(seq, round, {});
   if (!result.group) return nullptr;
   return std::make_shared<ThreadCommunicator>(result.group, result.rank);
 }

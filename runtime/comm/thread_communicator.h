@@ -6,9 +6,17 @@
 #include "runtime/comm/group_state.h"
 
 #include <atomic>
+#include <exception>
+#include <string>
 #include <memory>
 
 namespace shardfuzz::comm::detail {
+
+// What a rank's local part of a collective (copying out of its peers' buffers) ended with.
+struct Computed {
+  std::string error;                         // empty: it succeeded
+  std::exception_ptr allocation_failure;     // set when it failed to allocate (an OOM)
+};
 
 // Used by one thread at a time (its rank's), like a NCCL communicator on one stream.
 class ThreadCommunicator final : public Communicator {
@@ -36,6 +44,8 @@ class ThreadCommunicator final : public Communicator {
  private:
   // The sequence number of the collective this rank enters now (from 0 again after a recovery).
   uint64_t next_sequence();
+  // Waits for every rank's local part (GroupState::finish), then throws what failed.
+  void complete(uint64_t seq, Round& round, const Computed& computed);
 
   const std::shared_ptr<GroupState> group_;
   const int rank_;

@@ -12,7 +12,9 @@
 #include <mutex>
 #include <new>
 #include <stdexcept>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace shardfuzz::memory {
 namespace {
@@ -20,12 +22,13 @@ namespace {
 struct Counter {
   std::atomic<int64_t> current{0};
   std::atomic<int64_t> peak{0};
-  // Fault injection (armed: `fault` set and `base`, `allocations` reset; only the rank's own
-  // threads allocate on its counter while it is armed).
+  // Fault injection (armed: `faults` set and `base`, `allocations` reset; only the rank's own
+  // threads allocate on its counter while it is armed, and disarm when the last one fired).
   std::atomic<bool> armed{false};
   std::atomic<int64_t> allocations{0};
   int64_t base = 0;
-  AllocationFault fault;
+  std::vector<AllocationFault> faults;
+  std::vector<bool> fired;
 };
 
 // Slot 0 is rank -1 (untagged); slot r+1 is rank r.
@@ -62,21 +65,24 @@ void free_allocation(void* data) {
   std::free(h);
 }
 
-// Throws the planned OOM when this allocation is the one.
+// Throws the planned OOM when this allocation is one.
 void maybe_fail(Counter& c, int rank, std::size_t n) {
   const int64_t index = c.allocations.fetch_add(1, std::memory_order_relaxed);
-  const AllocationFault& f = c.fault;
   const int64_t above = c.current.load(std::memory_order_relaxed) + static_cast<int64_t>(n) - c.base;
-  const bool fires = f.at_allocation >= 0 ? index == f.at_allocation : above > f.limit_bytes;
-  if (!fires || !c.armed.exchange(false)) return;
-  if (f.on_fire) f.on_fire(index, static_cast<int64_t>(n));
-  const std::string what =
-      "injected allocation failure on rank " + std::to_string(rank) + ": allocation #" + std::to_string(index) + " of " +
-      std::to_string(n) + " bytes" +
-      (f.at_allocation >= 0 ? std::string(" (planned)")
-                            : " would take training memory to " + std::to_string(above) + " bytes, over the limit of " +
-                                  std::to_string(f.limit_bytes));
-  throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, what);
+  for (std::size_t i = 0; i < c.faults.size(); ++i) {
+    const AllocationFault& f = c.faults[i];
+    if (c.fired[i] || !(f.at_allocation >= 0 ? index == f.at_allocation : above > f.limit_bytes)) continue;
+    c.fired[i] = true;
+    if (std::find(c.fired.begin(), c.fired.end(), false) == c.fired.end()) c.armed = false;
+    if (f.on_fire) f.on_fire(index, static_cast<int64_t>(n));
+    const std::string what =
+        "injected allocation failure on rank " + std::to_string(rank) + ": allocation #" + std::to_string(index) +
+        " of " + std::to_string(n) + " bytes" +
+        (f.at_allocation >= 0 ? std::string(" (planned)")
+                              : " would take training memory to " + std::to_string(above) +
+                                    " bytes, over the limit of " + std::to_string(f.limit_bytes));
+    throw c10::OutOfMemoryError(c10::SourceLocation{__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, what);
+  }
 }
 
 class CountingAllocator final : public c10::Allocator {
@@ -121,13 +127,14 @@ void reset_peak(int rank) {
   c.peak.store(c.current.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
-void arm_allocation_fault(int rank, AllocationFault fault) {
+void arm_allocation_faults(int rank, std::vector<AllocationFault> faults) {
   Counter& c = counter_for(rank);
   c.armed = false;
-  c.fault = std::move(fault);
+  c.faults = std::move(faults);
+  c.fired.assign(c.faults.size(), false);
   c.base = c.current.load();
   c.allocations = 0;
-  c.armed = true;
+  c.armed = !c.faults.empty();
 }
 
 void disarm_allocation_fault(int rank) { counter_for(rank).armed = false; }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace shardfuzz::memory {
 
@@ -26,14 +27,15 @@ void reset_peak(int rank);  // peak := current
 // Fault injection: the rank's allocation number `at_allocation` (0-based, counted from arming) fails,
 // or the first one that takes the rank more than `limit_bytes` above its bytes at arming does. It
 // fails as a real OOM: c10::OutOfMemoryError thrown from the allocator, naming the rank, the
-// allocation and its size. Fires once; `on_fire` (may be empty) is called first, on the allocating
-// thread, with the allocation's index and size.
+// allocation and its size. Each fault fires once (the first of a rank's faults that matches an
+// allocation); `on_fire` (may be empty) is called first, on the allocating thread, with the
+// allocation's index and size. Arming replaces the rank's earlier faults.
 struct AllocationFault {
   int64_t at_allocation = -1;  // -1: by limit
   int64_t limit_bytes = 0;     // 0: by allocation
   std::function<void(int64_t index, int64_t bytes)> on_fire;
 };
-void arm_allocation_fault(int rank, AllocationFault fault);
+void arm_allocation_faults(int rank, std::vector<AllocationFault> faults);
 void disarm_allocation_fault(int rank);
 
 // Which rank the calling thread allocates for (-1 when none). Set by the rank's thread.

@@ -1,6 +1,7 @@
 // Step recovery: checkpoint, reset, rendezvous, retry.
 #include "runtime/train/recovery.h"
 
+#include "runtime/autograd/failed_backward.h"
 #include "runtime/comm/faulty_communicator.h"
 #include "runtime/fsdp/param_group.h"
 #include "runtime/fsdp/state.h"
@@ -119,6 +120,7 @@ double run_step_with_recovery(const std::function<double()>& step_fn, int step, 
     failure.message = message_of(failure.error);
     if (!is_recoverable(failure.error) || attempt + 1 >= options.max_attempts) std::rethrow_exception(failure.error);
     world.abort_world(failure.message);  // a no-op when a peer's failure aborted it first
+    autograd::drop_failed_backward_tasks();
     fsdp::reset_after_fault(model);
     checkpoint->restore(groups, optimizer);
     checkpoint.reset();
