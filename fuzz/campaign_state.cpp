@@ -48,6 +48,7 @@ void save_campaign_state(const std::string& dir, const CampaignState& s) {
             {"shrink_steps", p.shrink_budget.max_steps},
             {"shrink_seconds", p.shrink_budget.max_seconds},
             {"keep_going", p.keep_going},
+            {"recover", p.recover},
             {"until_row", p.until_row},
             {"command", p.command},
             {"backend", s.backend},
@@ -93,6 +94,7 @@ CampaignState load_campaign_state(const std::string& dir) {
   if (!j["seconds"].is_null()) p.seconds = field<double>(j, "seconds", w);
   p.shrink_budget = {field<int>(j, "shrink_steps", w), field<double>(j, "shrink_seconds", w)};
   p.keep_going = field<bool>(j, "keep_going", w);
+  p.recover = j.contains("recover") ? field<bool>(j, "recover", w) : true;  // absent before recovery existed
   p.until_row = field<std::string>(j, "until_row", w);
   p.command = field<std::string>(j, "command", w);
   s.backend = field<std::string>(j, "backend", w);

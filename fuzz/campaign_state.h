@@ -38,6 +38,8 @@ struct CampaignPlan {
   // Hunt for one bug-zoo row: findings blamed on another row are reported and passed over.
   std::string until_row;
   std::string command;  // the command line, recorded in reproducers
+  // The threads backend recovers from planned oom and exception faults (false: --no-recovery).
+  bool recover = true;
   // Each native run in a child process under these limits (nullopt: in this process).
   std::optional<harness::isolation::Limits> isolation = harness::isolation::Limits{};
 };

@@ -91,9 +91,10 @@ int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
       return st.findings.empty() ? kExitOk : kExitFindings;
     }
     c = fuzz::options_to_resume(st, o.resume);
-    if (st.backend != "threads") {
+    if (st.backend != "threads" || !c.recover) {
       BackendFlags flags = o.backend;
       flags.backend = st.backend;
+      flags.no_recovery = !c.recover;
       c.backend = make_backend(flags);
     }
   } catch (const std::exception& e) {
@@ -141,6 +142,8 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     c.until_row = o.until_row;
     c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
     c.command = command_line;
+    c.recover = !o.backend.no_recovery;
+    if (!c.recover && o.backend.backend == "threads") c.backend = make_backend(o.backend);
     if (o.backend.backend != "threads") {
       c.backend = make_backend(o.backend);
       if (c.gen.profile.empty()) c.gen.profile = "torch-2.11";  // the torch as installed

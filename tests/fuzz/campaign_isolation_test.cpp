@@ -128,8 +128,10 @@ TEST(CampaignState, AMalformedStateFileNamesTheField) {
   harness::TempDir dir("shardfuzz-state");
   CampaignState st;
   st.next_case = 4;
+  st.plan.recover = false;
   save_campaign_state(dir.path(), st);
   EXPECT_EQ(load_campaign_state(dir.path()).next_case, 4);
+  EXPECT_FALSE(load_campaign_state(dir.path()).plan.recover) << "a --no-recovery campaign resumes without recovery";
   harness::write_file_atomically(campaign_state_path(dir.path()),
                                  R"({"schema": "shardfuzz-campaign/1", "seed": "seven"})");
   try {
