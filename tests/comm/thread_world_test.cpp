@@ -1,6 +1,7 @@
 // ThreadWorld: every collective at world sizes 1..8 with odd sizes and exact expected values, plus
 // the failure verdicts (mismatch, invalid argument, deadline, exited rank, abort).
 #include "runtime/comm/thread_world.h"
+#include "tests/comm/world_test_support.h"
 #include "runtime/comm/rank_context.h"
 
 #include <ATen/core/Tensor.h>
@@ -25,11 +26,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using Kind = CollectiveError::Kind;
-using Fn = std::function<void(std::shared_ptr<Communicator>)>;
-
-std::vector<RankOutcome> run_world(int n, const Fn& fn, std::chrono::milliseconds deadline = 10s) {
-  return ThreadWorld(ThreadWorldOptions{n, deadline}).run(fn);
-}
+using testing_support::Fn;
+using testing_support::run_world;
 
 void run_all_ok(int n, const Fn& fn) {
   for (const auto& o : run_world(n, fn)) EXPECT_TRUE(o.ok) << "world " << n << " rank " << o.rank << ": " << o.error;

@@ -3,6 +3,7 @@
 // every group (splits included) works again with sequence numbers from 0; the rendezvous fails,
 // naming the rank, when one has left for good or does not come within the deadline.
 #include "runtime/comm/thread_world.h"
+#include "tests/comm/world_test_support.h"
 
 #include <ATen/ops/full.h>
 #include <ATen/ops/zeros.h>
@@ -16,11 +17,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using Kind = CollectiveError::Kind;
-using Fn = std::function<void(std::shared_ptr<Communicator>)>;
-
-std::vector<RankOutcome> run_world(int n, const Fn& fn, std::chrono::milliseconds deadline = 10s) {
-  return ThreadWorld(ThreadWorldOptions{n, deadline}).run(fn);
-}
+using testing_support::Fn;
+using testing_support::run_world;
 
 float summed(Communicator& comm, float value) {
   at::Tensor t = at::full({3}, value);

@@ -1,5 +1,6 @@
-// What the fault tests share: a small scenario (one gated MoE block with nested experts), a short
-// collective deadline, a verdict by name, and a rejection checked by the field it names.
+// What the fault tests share: a small scenario (one gated MoE block with nested experts), fault
+// plans, a short collective deadline (with or without recovery), a verdict by name, and a
+// rejection checked by the field it names.
 #pragma once
 
 #include "harness/properties/property.h"
@@ -21,6 +22,28 @@ inline Scenario small(int world = 3) {
   sc.dims.dim = 8;
   sc.dims.hidden = 8;
   sc.dims.tokens = 4;
+  return sc;
+}
+
+// One more planned fault: at a collective (straggler, collective_error, hang, crash, abort), in a
+// module (exception), or in the allocator (oom at an allocation, or above a limit).
+inline Scenario with_fault(Scenario sc, const std::string& kind, int rank, int collective, int delay_ms = 0) {
+  sc.faults.push_back({kind, rank, collective, delay_ms, "", "", 0});
+  return sc;
+}
+
+inline Scenario with_exception(Scenario sc, int rank, const std::string& module, const std::string& pass, int step) {
+  sc.faults.push_back({"exception", rank, 0, 0, module, pass, step});
+  return sc;
+}
+
+inline Scenario with_oom(Scenario sc, int rank, int allocation, int64_t limit_bytes = 0) {
+  FaultSpec f;
+  f.kind = "oom";
+  f.rank = rank;
+  f.allocation = allocation;
+  f.limit_bytes = limit_bytes;
+  sc.faults.push_back(f);
   return sc;
 }
 

@@ -21,15 +21,7 @@ namespace {
 using namespace std::chrono_literals;
 using namespace testing_support;
 
-Scenario with_fault(Scenario sc, const std::string& kind, int rank, int collective, int delay_ms = 0) {
-  sc.faults.push_back({kind, rank, collective, delay_ms, "", "", 0});
-  return sc;
-}
 
-Scenario with_exception(Scenario sc, int rank, const std::string& module, const std::string& pass, int step) {
-  sc.faults.push_back({"exception", rank, 0, 0, module, pass, step});
-  return sc;
-}
 
 TEST(FaultPlan, RoundTripsThroughJsonAndIsWrittenOnlyWhenPlanned) {
   const Scenario sc = with_fault(with_fault(small(), "straggler", 1, 4, 25), "crash", 2, 9);

@@ -23,15 +23,6 @@ namespace {
 using namespace std::chrono_literals;
 using namespace testing_support;
 
-Scenario with_oom(Scenario sc, int rank, int allocation, int64_t limit_bytes = 0) {
-  FaultSpec f;
-  f.kind = "oom";
-  f.rank = rank;
-  f.allocation = allocation;
-  f.limit_bytes = limit_bytes;
-  sc.faults.push_back(f);
-  return sc;
-}
 
 Scenario with_nonfinite(Scenario sc, const std::string& kind, int rank, const std::string& module, int step) {
   FaultSpec f;

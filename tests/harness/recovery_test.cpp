@@ -17,19 +17,7 @@ namespace {
 
 using namespace testing_support;
 
-Scenario with_oom(Scenario sc, int rank, int allocation) {
-  FaultSpec f;
-  f.kind = "oom";
-  f.rank = rank;
-  f.allocation = allocation;
-  sc.faults.push_back(f);
-  return sc;
-}
 
-Scenario with_exception(Scenario sc, int rank, const std::string& module, const std::string& pass, int step) {
-  sc.faults.push_back({"exception", rank, 0, 0, module, pass, step});
-  return sc;
-}
 
 Scenario two_steps_adamw() {
   Scenario sc = small();
@@ -131,12 +119,7 @@ TEST(Recovery, TwoOomsOnOneRankBothFireAndAreBothRecovered) {
 
 TEST(Recovery, AFaultThatCannotBeRecoveredStillStopsTheRunNamingItsRank) {
   // An exception recovered at step 1, then a crash: the crash ends the run, named on every rank.
-  Scenario sc = with_exception(two_steps_adamw(), 1, "layers.0", "forward", 0);
-  FaultSpec crash;
-  crash.kind = "crash";
-  crash.rank = 2;
-  crash.collective = 10;
-  sc.faults.push_back(crash);
+  const Scenario sc = with_fault(with_exception(two_steps_adamw(), 1, "layers.0", "forward", 0), "crash", 2, 10);
   const RunRecord run = run_threads(sc, short_deadline());
   ASSERT_EQ(run.fired_faults.size(), 2u);
   ASSERT_FALSE(run.ok());
@@ -150,12 +133,7 @@ TEST(Recovery, AFaultThatCannotBeRecoveredStillStopsTheRunNamingItsRank) {
 TEST(Recovery, AFaultThatStopsTheRunMayOvertakeARecoveryInTheSameStep) {
   // Found by the faults campaign (seed 11): rank 1's exception fires in backward while rank 0's
   // collective error ends the run; nobody recovers, and that is not a miss of the exception.
-  Scenario sc = with_exception(small(2), 1, "layers.0", "backward", 0);
-  FaultSpec error;
-  error.kind = "collective_error";
-  error.rank = 0;
-  error.collective = 5;
-  sc.faults.push_back(error);
+  const Scenario sc = with_fault(with_exception(small(2), 1, "layers.0", "backward", 0), "collective_error", 0, 5);
   const RunRecord run = run_threads(sc, short_deadline());
   ASSERT_FALSE(run.ok());
   const auto verdicts = check_properties(sc, run);
