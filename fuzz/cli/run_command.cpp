@@ -4,6 +4,7 @@
 #include "fuzz/cli/exit_codes.h"
 #include "harness/layer_table.h"
 #include "harness/properties/property.h"
+#include "harness/report/perfetto_trace.h"
 #include "harness/reproducer.h"
 #include "harness/scenario_json.h"
 #include "harness/soak.h"
@@ -22,6 +23,10 @@ CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options) {
   cmd->add_option("--soak", options.soak,
                   "soak: run this many steps (20-1000) with the timeline off and check that every rank's allocator "
                   "bytes at each step end stay equal and the process's resident set stays flat");
+  cmd->add_option("--trace", options.trace,
+                  "write the run as a Chrome / Perfetto trace (trace-event JSON: open it in ui.perfetto.dev): per rank "
+                  "the steps, each group's forward, backward and recompute, all-gathers from issue to use, memory "
+                  "counters");
   add_backend_flags(cmd, options.backend);
   return cmd;
 }
@@ -67,6 +72,15 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
     return kExitUsage;
   }
   auto verdicts = harness::check_properties(sc, run);
+  if (!options.trace.empty()) {
+    try {
+      harness::write_file_atomically(options.trace, harness::perfetto_trace(sc, run).dump() + "\n");
+    } catch (const std::exception& e) {
+      err << "shardfuzz run: --trace: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    err << "shardfuzz run: wrote the trace " << options.trace << " (open it in ui.perfetto.dev)\n";
+  }
   if (options.json) {
     nlohmann::json j;
     j["scenario"] = harness::to_json(sc);

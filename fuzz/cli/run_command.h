@@ -18,6 +18,7 @@ struct RunCommandOptions {
   int world = 0;        // 0: the scenario's own
   bool json = false;    // print the RunRecord's verdicts and timelines as JSON instead
   int soak = 0;         // > 0: run this many steps with the timeline off and check memory stays flat
+  std::string trace;    // non-empty: write the run as a Perfetto / Chrome trace there
 };
 
 CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options);

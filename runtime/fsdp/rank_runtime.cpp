@@ -5,6 +5,7 @@
 #include "runtime/memory/counting_allocator.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace shardfuzz::fsdp {
 
@@ -45,6 +46,8 @@ void RankRuntime::record(const std::string& event, const std::string& group, nlo
   e.category = category;
   e.rank = rank_;
   e.step = step_;
+  e.at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+                .count();
   memory::RankBytes bytes = memory::allocated_bytes(rank_);
   e.allocated_bytes = bytes.current - baseline_bytes_;
   e.peak_bytes = bytes.peak - baseline_bytes_;

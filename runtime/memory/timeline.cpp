@@ -43,6 +43,7 @@ nlohmann::json TimelineEvent::to_json() const {
                       {"category", category},
                       {"rank", rank},
                       {"step", step},
+                      {"at_ns", at_ns},
                       {"allocated_bytes", allocated_bytes},
                       {"peak_bytes", peak_bytes},
                       {"unsharded_grad_bytes", unsharded_grad_bytes},

@@ -22,6 +22,7 @@ struct TimelineEvent {
   std::string category = "fsdp";  // "fsdp" for scheduler events, "train" for step phases
   int rank = 0;
   int step = 0;
+  int64_t at_ns = 0;  // when it was recorded (steady clock; 0: not known, e.g. read from a recorded trace)
   int64_t allocated_bytes = 0;  // the allocator probe, this rank, above the rank runtime's start
   int64_t peak_bytes = 0;       // peak since the rank runtime's start, same origin
   KindTotals ledger{};          // ledger bytes by kind, this rank
