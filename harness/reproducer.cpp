@@ -8,6 +8,7 @@
 #include "harness/threads_backend.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,11 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
   std::vector<ReplayResult> out;
   for (const auto& [profile, expected] : r.expected) {
     if (backend && !backend->runs_profile(profile)) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto done = [&](ReplayResult&& res) {
+      res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out.push_back(std::move(res));
+    };
     ReplayResult res;
     res.file = file;
     res.profile = profile;
@@ -165,7 +171,7 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
         res.actual = o.returned() ? o.output : kProcessSurvives;
         res.message = o.returned() ? "" : "the case's process " + o.describe(limits);
       }
-      out.push_back(std::move(res));
+      done(std::move(res));
       continue;
     }
     std::vector<Verdict> verdicts;
@@ -176,7 +182,7 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
       res.skipped = true;
       res.actual = "not run";
       res.message = "the " + backend->name() + " backend cannot run it: " + e.what();
-      out.push_back(std::move(res));
+      done(std::move(res));
       continue;
     }
     const Verdict* f = first_failure(verdicts);
@@ -187,7 +193,7 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
         res.skipped = true;
         res.message = "not observable on the " + backend->name() + " backend: " + v.message;
       }
-    out.push_back(std::move(res));
+    done(std::move(res));
   }
   return out;
 }

@@ -46,6 +46,7 @@ struct ReplayResult {
   std::string actual;
   std::string message;
   bool skipped = false;  // the backend cannot run this (message says why)
+  double seconds = 0;    // the replay's wall clock
   bool ok() const { return skipped || expected == actual; }
 };
 // Every profile the reproducer lists that `backend` runs (nullptr: the threads backend, all of

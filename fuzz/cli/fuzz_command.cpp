@@ -45,6 +45,7 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
                   "exception, nan, inf, oom, abort (abort ends the case's process: a process_survives finding)")
       ->delimiter(',');
   cmd->add_option("--out", o.out, "folder for minimal reproducers")->capture_default_str();
+  add_ci_report_flags(cmd, o.reports);
   cmd->add_flag("--keep-going", o.keep_going, "continue after a finding");
   cmd->add_option("--shrink-steps", o.shrink_steps, "shrink budget: runs")->capture_default_str();
   cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrink budget: seconds")->capture_default_str();
@@ -65,7 +66,41 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
 namespace {
 
 // Runs the campaign and prints its summary; the exit code.
-int campaign(const fuzz::CampaignOptions& c, std::ostream& out, std::ostream& err) {
+// One test case for the campaign: failed when it has findings, each with its replay command.
+harness::JUnitSuite campaign_suite(const fuzz::CampaignOptions& c, const fuzz::CampaignResult& r) {
+  harness::JUnitCase kase{"fuzz", "campaign seed " + std::to_string(c.seed) + " (" + std::to_string(r.cases_run) +
+                                      " cases)",
+                          r.elapsed_seconds};
+  const std::size_t total = r.findings.size() + static_cast<std::size_t>(r.earlier_findings);
+  if (total > 0) {
+    kase.outcome = harness::JUnitCase::Outcome::Failed;
+    kase.message = std::to_string(total) + " finding(s)";
+    if (r.earlier_findings) kase.text = std::to_string(r.earlier_findings) + " found before the resume (in " + c.out_dir + ")\n";
+    for (const auto& f : r.findings)
+      kase.text += f.property + ": " + f.message + "\nreplay with: shardfuzz run " + f.path + "\n";
+  }
+  return {"fuzz " + c.out_dir, {kase}};
+}
+
+nlohmann::json campaign_summary(const fuzz::CampaignOptions& c, const fuzz::CampaignResult& r) {
+  nlohmann::json j = {{"command", "fuzz"},
+                      {"seed", c.seed},
+                      {"out", c.out_dir},
+                      {"cases", r.cases_run},
+                      {"seconds", r.elapsed_seconds},
+                      {"earlier_findings", r.earlier_findings},
+                      {"findings", nlohmann::json::array()}};
+  for (const auto& f : r.findings)
+    j["findings"].push_back({{"property", f.property},
+                             {"message", f.message},
+                             {"path", f.path},
+                             {"zoo", f.zoo},
+                             {"seconds_to_find", f.seconds_to_find},
+                             {"seconds_to_shrink", f.seconds_to_shrink}});
+  return j;
+}
+
+int campaign(const fuzz::CampaignOptions& c, const CiReportFlags& reports, std::ostream& out, std::ostream& err) {
   fuzz::CampaignResult r;
   try {
     r = fuzz::run_campaign(c, out);
@@ -77,6 +112,7 @@ int campaign(const fuzz::CampaignOptions& c, std::ostream& out, std::ostream& er
   out << "fuzz: " << r.cases_run << " cases in " << static_cast<int>(r.elapsed_seconds) << " s, " << total
       << " finding(s)"
       << (r.earlier_findings ? " (" + std::to_string(r.earlier_findings) + " before the resume)" : std::string()) << "\n";
+  if (!write_ci_reports(reports, {campaign_suite(c, r)}, campaign_summary(c, r), err)) return kExitUsage;
   return total == 0 ? kExitOk : kExitFindings;
 }
 
@@ -101,7 +137,7 @@ int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
   }
-  return campaign(c, out, err);
+  return campaign(c, o.reports, out, err);
 }
 
 }  // namespace
@@ -155,7 +191,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
   }
-  return campaign(c, out, err);
+  return campaign(c, o.reports, out, err);
 }
 
 }  // namespace shardfuzz::cli

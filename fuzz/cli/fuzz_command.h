@@ -4,6 +4,7 @@
 
 #include "fuzz/campaign.h"
 #include "fuzz/cli/backend_flags.h"
+#include "fuzz/cli/ci_reports.h"
 
 #include <CLI/App.hpp>
 
@@ -31,6 +32,7 @@ struct FuzzOptions {
   std::string case_timeout = "60s";
   int case_memory_mb = 4096;
   std::string resume;  // a campaign's --out folder
+  CiReportFlags reports;
 };
 
 CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& options);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "fuzz/cli/backend_flags.h"
+#include "fuzz/cli/ci_reports.h"
 
 #include <CLI/App.hpp>
 
@@ -13,6 +14,7 @@ namespace shardfuzz::cli {
 struct ReplayOptions {
   std::string dir = "reproducers";
   BackendFlags backend;
+  CiReportFlags reports;
 };
 
 CLI::App* add_replay_command(CLI::App& app, ReplayOptions& options);
