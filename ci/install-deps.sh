@@ -9,6 +9,7 @@ PACKAGES=(
   libtorch-dev nlohmann-json3-dev libcli11-dev
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3  # compiles the exported torch reproducers (py_compile) in the tests
+  libjs-chart.js chromium  # HTML reports' plots, and their end-to-end test in headless Chromium
 )
 
 missing=()

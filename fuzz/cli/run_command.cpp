@@ -4,6 +4,7 @@
 #include "fuzz/cli/exit_codes.h"
 #include "harness/layer_table.h"
 #include "harness/properties/property.h"
+#include "harness/report/html_report.h"
 #include "harness/report/perfetto_trace.h"
 #include "harness/reproducer.h"
 #include "harness/scenario_json.h"
@@ -27,6 +28,9 @@ CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options) {
                   "write the run as a Chrome / Perfetto trace (trace-event JSON: open it in ui.perfetto.dev): per rank "
                   "the steps, each group's forward, backward and recompute, all-gathers from issue to use, memory "
                   "counters");
+  cmd->add_option("--html", options.html,
+                  "write a self-contained HTML report there: verdicts, the replay command, the scenario as a tree, "
+                  "per rank the memory at each group's post_backward (ledger kinds, allocator, expected bound, culprit)");
   add_backend_flags(cmd, options.backend);
   return cmd;
 }
@@ -72,6 +76,16 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
     return kExitUsage;
   }
   auto verdicts = harness::check_properties(sc, run);
+  if (!options.html.empty()) {
+    try {
+      harness::write_file_atomically(options.html,
+                                     harness::html_report(sc, run, verdicts, "shardfuzz run " + options.file));
+    } catch (const std::exception& e) {
+      err << "shardfuzz run: --html: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    err << "shardfuzz run: wrote the report " << options.html << "\n";
+  }
   if (!options.trace.empty()) {
     try {
       harness::write_file_atomically(options.trace, harness::perfetto_trace(sc, run).dump() + "\n");

@@ -19,6 +19,7 @@ struct RunCommandOptions {
   bool json = false;    // print the RunRecord's verdicts and timelines as JSON instead
   int soak = 0;         // > 0: run this many steps with the timeline off and check memory stays flat
   std::string trace;    // non-empty: write the run as a Perfetto / Chrome trace there
+  std::string html;     // non-empty: write the HTML report there
 };
 
 CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options);
