@@ -2,7 +2,9 @@
 #include "fuzz/campaign.h"
 
 #include "fuzz/gen/generate.h"
+#include "harness/isolation/child_process.h"
 #include "harness/properties/property.h"
+#include "harness/report/html_report.h"
 #include "harness/reproducer.h"
 #include "harness/threads_backend.h"
 #include "harness/zoo/blame.h"
@@ -97,6 +99,39 @@ CampaignState initial_state(const CampaignOptions& o, const std::string& backend
   st.plan = o;  // the plan part of the options
   st.backend = backend_name;
   return st;
+}
+
+}  // namespace
+
+namespace {
+
+// The finding's HTML report beside its reproducer (same name, .html), from one more run of the
+// minimal scenario: in a child when the campaign is isolated (the run may be what kills a
+// process). Returns its path, or "" after saying why there is none.
+std::string write_finding_report(const Finding& f, harness::Backend* backend,
+                                 const std::optional<harness::isolation::Limits>& isolation, std::ostream& out) {
+  const std::string path = f.path.substr(0, f.path.rfind(".json")) + ".html";
+  const auto write = [&]() -> std::string {
+    const harness::RunRecord run = backend ? backend->run(f.minimal) : harness::run_threads(f.minimal);
+    const auto verdicts = harness::check_properties(f.minimal, run);
+    harness::write_file_atomically(path, harness::html_report(f.minimal, run, verdicts, "shardfuzz run " + f.path));
+    return "written";
+  };
+  try {
+    if (isolation && (!backend || backend->name() == "threads")) {
+      const harness::isolation::ChildOutcome o = harness::isolation::run_in_child(write, *isolation);
+      if (!o.returned()) {
+        out << "fuzz: no HTML report: its run's process " << o.describe(*isolation) << "\n";
+        return "";
+      }
+    } else {
+      write();
+    }
+  } catch (const std::exception& e) {
+    out << "fuzz: no HTML report: " << e.what() << "\n";
+    return "";
+  }
+  return path;
 }
 
 }  // namespace
@@ -196,6 +231,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
                               options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed)
                                                       : options.command,
                               f.zoo, &runner);
+    f.report = write_finding_report(f, backend, options.isolation, out);
     state.findings.push_back({k, seed, f.property, f.path, f.zoo});
     if (!options.until_row.empty() && f.zoo != options.until_row) {
       out << "fuzz: minimal case blamed on " << f.blamed << ", not row " << options.until_row << " (wrote " << f.path
@@ -212,6 +248,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
         << f.shrink.steps_tried << " tried in " << static_cast<int>(f.shrink.elapsed_seconds) << " s"
         << (f.shrink.budget_exhausted ? ", budget exhausted" : "") << "; found at " << static_cast<int>(f.seconds_to_find)
         << " s, shrunk by " << static_cast<int>(f.seconds_to_shrink) << " s)\nreplay with: shardfuzz run " << f.path << "\n"
+        << (f.report.empty() ? "" : "report: " + f.report + "\n")
         << std::flush;
     result.findings.push_back(std::move(f));
     if (!options.keep_going) break;

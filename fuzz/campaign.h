@@ -38,6 +38,7 @@ struct Finding {
   uint64_t case_seed = 0;
   int size = 0;
   std::string path;  // the reproducer written
+  std::string report;  // its HTML report beside it ("" when it could not be written)
   std::string zoo;   // the bug-zoo row blamed (harness/zoo), "unattributed" when none
   std::string blamed;  // the switches blamed, described
   double seconds_to_find = 0;    // campaign start to the failing case
