@@ -164,10 +164,16 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     if (!final && t - last_report < (tty ? 0.2 : 5.0)) return;
     last_report = t;
     char line[256];
-    const double left = options.seconds ? std::max(0.0, *options.seconds - elapsed()) : -1;
-    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", state.next_case,
-                  t > 0 ? result.cases_this_session / t : 0.0, state.findings.size(),
-                  left >= 0 ? (", " + std::to_string(static_cast<int>(left)) + " s left").c_str() : "");
+    const double rate = t > 0 ? result.cases_this_session / t : 0.0;
+    // Time left: by the clock when --time is set, else estimated from the rate for --cases.
+    double left = options.seconds ? std::max(0.0, *options.seconds - elapsed()) : -1;
+    if (options.cases && rate > 0) {
+      const double by_cases = std::max(0, *options.cases - state.next_case) / rate;
+      left = left < 0 ? by_cases : std::min(left, by_cases);
+    }
+    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", state.next_case, rate,
+                  state.findings.size(),
+                  left >= 0 && !final ? (", " + std::to_string(static_cast<int>(left)) + " s left").c_str() : "");
     out << (tty && !final ? "\r" : "") << line << (tty && !final ? "" : "\n") << std::flush;
   };
   for (int k = state.next_case;; ++k) {
