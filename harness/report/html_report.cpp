@@ -2,6 +2,7 @@
 // reads back from the DOM.
 #include "harness/report/html_report.h"
 
+#include "harness/report/markup.h"
 #include "harness/scenario_json.h"
 
 #include <nlohmann/json.hpp>
@@ -20,20 +21,6 @@ namespace shardfuzz::harness {
 namespace {
 
 using json = nlohmann::json;
-
-std::string escaped(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // JSON inside <script>: "</" would end the element.
 std::string script_safe(std::string text) {
@@ -122,12 +109,12 @@ std::string scenario_tree(const Scenario& sc) {
     }
     prev = d;
     const std::string name = path.empty() ? "root" : path.substr(path.rfind('.') + 1);
-    os << "<li><code>" << escaped(name) << "</code>";
+    os << "<li><code>" << markup_escaped(name) << "</code>";
     if (j.contains("fully_shard") && j["fully_shard"].contains(path))
-      os << " <span class=\"group\">fully_shard " << escaped(j["fully_shard"][path].dump()) << "</span>";
+      os << " <span class=\"group\">fully_shard " << markup_escaped(j["fully_shard"][path].dump()) << "</span>";
     if (path.rfind("layers.", 0) == 0 && std::count(path.begin(), path.end(), '.') == 1) {
       const auto index = static_cast<std::size_t>(std::stoi(path.substr(7)));
-      if (index < j["blocks"].size()) os << " <span class=\"block\">" << escaped(j["blocks"][index].dump()) << "</span>";
+      if (index < j["blocks"].size()) os << " <span class=\"block\">" << markup_escaped(j["blocks"][index].dump()) << "</span>";
     }
   }
   if (prev >= 0) {
@@ -232,25 +219,25 @@ std::string html_report(const Scenario& sc, const RunRecord& run, const std::vec
 
   std::ostringstream os;
   const std::string title = (sc.name.empty() ? "scenario" : sc.name) + ": " + (failed ? failed->property : "pass");
-  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << escaped(title)
+  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << markup_escaped(title)
      << "</title><style>" << kStyle << "</style></head><body>\n";
-  os << "<h1>" << escaped(title) << "</h1>\n<p>world " << sc.world_size << ", profile <code>" << escaped(sc.profile)
+  os << "<h1>" << markup_escaped(title) << "</h1>\n<p>world " << sc.world_size << ", profile <code>" << markup_escaped(sc.profile)
      << "</code>, " << sc.blocks.size() << " block(s), " << sc.fully_shard.size() << " fully_shard group(s), "
-     << sc.steps << " step(s), backend " << escaped(run.backend) << (run.error.empty() ? "" : ", run error: ")
-     << escaped(run.error) << "</p>\n";
+     << sc.steps << " step(s), backend " << markup_escaped(run.backend) << (run.error.empty() ? "" : ", run error: ")
+     << markup_escaped(run.error) << "</p>\n";
   if (failed)
-    os << "<h2 class=\"fail\">Failed: " << escaped(failed->property) << "</h2>\n<pre id=\"failure\">"
-       << escaped(failed->message) << "</pre>\n";
+    os << "<h2 class=\"fail\">Failed: " << markup_escaped(failed->property) << "</h2>\n<pre id=\"failure\">"
+       << markup_escaped(failed->message) << "</pre>\n";
   if (!culprits.empty()) {
     os << "<p id=\"culprit\">Culprit: ";
-    for (std::size_t i = 0; i < culprits.size(); ++i) os << (i ? ", " : "") << "<code>" << escaped(culprits[i]) << "</code>";
+    for (std::size_t i = 0; i < culprits.size(); ++i) os << (i ? ", " : "") << "<code>" << markup_escaped(culprits[i]) << "</code>";
     os << "</p>\n";
   }
-  os << "<h2>Replay</h2>\n<pre id=\"replay\">" << escaped(replay_command) << "</pre>\n";
+  os << "<h2>Replay</h2>\n<pre id=\"replay\">" << markup_escaped(replay_command) << "</pre>\n";
   os << "<h2>Verdicts</h2>\n<ul>\n";
   for (const Verdict& v : verdicts)
     os << "<li class=\"" << (v.skipped ? "skip" : v.ok ? "pass" : "fail") << "\">" << (v.skipped ? "SKIP" : v.ok ? "PASS" : "FAIL")
-       << " <code>" << escaped(v.property) << "</code>" << (v.message.empty() ? "" : ": " + escaped(v.message)) << "</li>\n";
+       << " <code>" << markup_escaped(v.property) << "</code>" << (v.message.empty() ? "" : ": " + markup_escaped(v.message)) << "</li>\n";
   os << "</ul>\n";
   os << "<h2>Memory during backward, per rank</h2>\n<p id=\"render-check\">"
      << (chartjs.empty() ? "no plot library (install libjs-chart.js, or set SHARDFUZZ_CHARTJS): tables only"
@@ -265,13 +252,13 @@ std::string html_report(const Scenario& sc, const RunRecord& run, const std::vec
           "<th>stale</th><th>stale groups</th></tr>\n";
     for (std::size_t i = 0; i < r["labels"].size(); ++i)
       os << "<tr" << (r["culprit"][i].get<bool>() ? " class=\"culprit\"" : "") << "><td>"
-         << escaped(r["labels"][i].get<std::string>()) << "</td><td>" << r["allocator"][i] << "</td><td>"
-         << r["expected"][i] << "</td><td>" << r["stale"][i] << "</td><td>" << escaped(r["stale_groups"][i].dump())
+         << markup_escaped(r["labels"][i].get<std::string>()) << "</td><td>" << r["allocator"][i] << "</td><td>"
+         << r["expected"][i] << "</td><td>" << r["stale"][i] << "</td><td>" << markup_escaped(r["stale_groups"][i].dump())
          << "</td></tr>\n";
     os << "</table></details>\n";
   }
   os << "<h2>Scenario</h2>\n<div id=\"tree\">" << scenario_tree(sc) << "</div>\n";
-  os << "<details><summary>scenario JSON</summary><pre>" << escaped(to_json(sc).dump(1)) << "</pre></details>\n";
+  os << "<details><summary>scenario JSON</summary><pre>" << markup_escaped(to_json(sc).dump(1)) << "</pre></details>\n";
   os << "<script type=\"application/json\" id=\"report-data\">" << script_safe(data.dump()) << "</script>\n";
   if (!chartjs.empty()) os << "<script>" << script_safe(chartjs) << "</script>\n<script>" << kScript << "</script>\n";
   os << "</body></html>\n";

@@ -2,30 +2,13 @@
 // DOM library would be one more package on every host (the GPU machine has no registry).
 #include "harness/report/junit.h"
 
+#include "harness/report/markup.h"
+
 #include <iomanip>
 #include <sstream>
 
 namespace shardfuzz::harness {
 namespace {
-
-// Text and attribute values: the five XML escapes, and control characters XML 1.0 forbids dropped.
-std::string xml_escaped(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') continue;
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string seconds(double s) {
   std::ostringstream os;
@@ -62,9 +45,9 @@ std::string junit_xml(const std::vector<JUnitSuite>& suites) {
     all.errors += counts.errors;
     all.skipped += counts.skipped;
     all.time += counts.time;
-    body << "  <testsuite name=\"" << xml_escaped(suite.name) << "\" " << counts.attributes() << ">\n";
+    body << "  <testsuite name=\"" << markup_escaped(suite.name) << "\" " << counts.attributes() << ">\n";
     for (const JUnitCase& c : suite.cases) {
-      body << "    <testcase classname=\"" << xml_escaped(c.classname) << "\" name=\"" << xml_escaped(c.name)
+      body << "    <testcase classname=\"" << markup_escaped(c.classname) << "\" name=\"" << markup_escaped(c.name)
            << "\" time=\"" << seconds(c.seconds) << "\"";
       const char* element = c.outcome == JUnitCase::Outcome::Failed  ? "failure"
                             : c.outcome == JUnitCase::Outcome::Error ? "error"
@@ -74,11 +57,11 @@ std::string junit_xml(const std::vector<JUnitSuite>& suites) {
         body << "/>\n";
         continue;
       }
-      body << ">\n      <" << element << " message=\"" << xml_escaped(c.message) << "\"";
+      body << ">\n      <" << element << " message=\"" << markup_escaped(c.message) << "\"";
       if (c.text.empty())
         body << "/>\n";
       else
-        body << ">" << xml_escaped(c.text) << "</" << element << ">\n";
+        body << ">" << markup_escaped(c.text) << "</" << element << ">\n";
       body << "    </testcase>\n";
     }
     body << "  </testsuite>\n";

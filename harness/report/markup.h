@@ -1,0 +1,11 @@
+// Text for HTML and XML (the reports): the five markup escapes, and the control characters XML 1.0
+// forbids dropped.
+#pragma once
+
+#include <string>
+
+namespace shardfuzz::harness {
+
+std::string markup_escaped(const std::string& text);
+
+}  // namespace shardfuzz::harness
