@@ -268,7 +268,12 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
         memory::AllocationRankGuard untagged(-1);  // the records are the harness's, not the rank's
         for (fsdp::ParamGroup* g : rt.groups())
           for (auto& p : g->params()) {
-            ShardRecord shard{g->name(), p.fqn(), g->mesh().shard->rank(), g->mesh().shard->size(), p.shard_dim()};
+            ShardRecord shard;
+            shard.group = g->name();
+            shard.fqn = p.fqn();
+            shard.shard_rank = g->mesh().shard->rank();
+            shard.shard_size = g->mesh().shard->size();
+            shard.shard_dim = p.shard_dim();
             shard.local = p.local_shard().clone();
             shard.padded_bytes = p.padded_sharded_numel() * p.element_size();
             shard.unsharded_bytes = p.unsharded_padded_numel() * p.unsharded_element_size();

@@ -68,9 +68,10 @@ namespace {
 // Runs the campaign and prints its summary; the exit code.
 // One test case for the campaign: failed when it has findings, each with its replay command.
 harness::JUnitSuite campaign_suite(const fuzz::CampaignOptions& c, const fuzz::CampaignResult& r) {
-  harness::JUnitCase kase{"fuzz", "campaign seed " + std::to_string(c.seed) + " (" + std::to_string(r.cases_run) +
-                                      " cases)",
-                          r.elapsed_seconds};
+  harness::JUnitCase kase;
+  kase.classname = "fuzz";
+  kase.name = "campaign seed " + std::to_string(c.seed) + " (" + std::to_string(r.cases_run) + " cases)";
+  kase.seconds = r.elapsed_seconds;
   const std::size_t total = r.findings.size() + static_cast<std::size_t>(r.earlier_findings);
   if (total > 0) {
     kase.outcome = harness::JUnitCase::Outcome::Failed;

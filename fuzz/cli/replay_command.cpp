@@ -11,7 +11,10 @@ namespace {
 harness::JUnitSuite replay_suite(const ReplayOptions& options, const std::vector<harness::ReplayResult>& results) {
   harness::JUnitSuite suite{"replay " + options.dir + " (" + options.backend.backend + ")", {}};
   for (const auto& r : results) {
-    harness::JUnitCase c{r.file, r.profile, r.seconds};
+    harness::JUnitCase c;
+    c.classname = r.file;
+    c.name = r.profile;
+    c.seconds = r.seconds;
     using Outcome = harness::JUnitCase::Outcome;
     c.outcome = r.skipped ? Outcome::Skipped : r.ok() ? Outcome::Passed : r.actual == "error" ? Outcome::Error : Outcome::Failed;
     if (c.outcome == Outcome::Skipped) c.message = r.message;
