@@ -17,6 +17,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -120,8 +122,18 @@ TEST(CampaignResume, ACampaignKilledWithSigkillResumesToTheSameFindings) {
   EXPECT_EQ(st.sessions, 2);
   EXPECT_EQ(st.findings.size(), reference.findings.size());
   EXPECT_EQ(reproducers_in(killed.path()), reproducers_in(whole.path()));
-  for (const auto& name : reproducers_in(killed.path()))  // every file whole
-    EXPECT_NO_THROW(harness::load_reproducer(killed.path() + "/" + name)) << name;
+  for (const auto& name : reproducers_in(killed.path())) {  // every file whole: each reproducer and its report
+    const std::string path = killed.path() + "/" + name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
+      EXPECT_NO_THROW(harness::load_reproducer(path)) << name;
+      EXPECT_TRUE(std::filesystem::exists(path.substr(0, path.size() - 5) + ".html")) << name << " has no report";
+    } else {
+      std::ifstream in(path);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      EXPECT_EQ(text.rfind("<!DOCTYPE html>", 0), 0u) << name;
+      EXPECT_NE(text.find("</html>"), std::string::npos) << name << " is cut short";
+    }
+  }
 }
 
 TEST(CampaignState, AMalformedStateFileNamesTheField) {
