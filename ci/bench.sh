@@ -43,12 +43,19 @@ for size, label in ((1 << 20, "1 MiB"), (64 << 20, "64 MiB")):
         target = ">= 0.5" if size == 64 << 20 else "—"
         lines.append(f"| ThreadWorld {op}, world 4, {label} per rank: output bytes/s over memcpy's | {target} | "
                      f"{b / m:.2f} ({b / 2**30:.2f} vs {m / 2**30:.2f} GiB/s) |")
+def ms(name):
+    b = next((b for n, b in rows.items() if n.startswith(name)), None)
+    return b["real_time"] if b else float("nan")
+for arg, label, target in (("0", "small model (4 gated MoE blocks, dim 64)", "—"),
+                           ("1", "medium model (8 blocks, dim 512)", "<= 1.3")):
+    native, plain = ms(f"BM_NativeStepWorld1/{arg}/"), ms(f"BM_PlainLibTorchStep/{arg}/")
+    lines.append(f"| native step at world 1 over plain LibTorch forward/backward/SGD, {label}, no AC, one intra-op thread | "
+                 f"{target} | {native / plain:.2f} ({native:.1f} vs {plain:.1f} ms) |")
 lines += [
     "",
-    "Not measured yet: a native training step against plain LibTorch forward/backward/SGD of the same",
-    "unsharded model (needs a plain twin of the model zoo; the counting allocator itself cannot be",
-    "switched off, so the probe row measures the timeline's snapshots), and the GPU rows (the native CUDA path is issue 6; the",
-    "torch side's per-scenario times are in docs/torch-backend.md).",
+    "Not measured yet: the GPU rows (the native CUDA path is issue 6, see docs/gpu-path.md; the torch",
+    "side's per-scenario times are in docs/torch-backend.md). The counting allocator itself cannot be",
+    "switched off, so the probe row measures the timeline's snapshots.",
 ]
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
