@@ -55,7 +55,9 @@ lines += [
     "",
     "Not measured yet: the GPU rows (the native CUDA path is issue 6, see docs/gpu-path.md; the torch",
     "side's per-scenario times are in docs/torch-backend.md). The counting allocator itself cannot be",
-    "switched off, so the probe row measures the timeline's snapshots.",
+    "switched off, so the probe row measures the timeline's snapshots. The figures are on the reference",
+    "BLAS (what CI installs); OpenBLAS's pthread build, started with OPENBLAS_NUM_THREADS=1, makes",
+    "matmul-heavy rows about twice as fast (docs/runtime.md, The BLAS behind the rank threads).",
 ]
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

@@ -46,7 +46,10 @@ int thread_count() {
 void require_single_threaded(const char* what) {
   if (const int n = thread_count(); n > 1)
     throw std::logic_error(std::string("isolation: cannot fork ") + what + " from a process with " +
-                           std::to_string(n) + " threads (LibTorch's thread pools do not survive fork); run it unisolated");
+                           std::to_string(n) +
+                           " threads (LibTorch's thread pools do not survive fork); run it unisolated (--no-isolation), "
+                           "or, with OpenBLAS's pthread build, start it with OPENBLAS_NUM_THREADS=1 (its thread pool "
+                           "starts with the process)");
 }
 
 std::string ChildOutcome::describe(const Limits& limits) const {

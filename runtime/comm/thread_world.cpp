@@ -1,5 +1,6 @@
 // Starts, aborts and joins the rank threads of one ThreadWorld run.
 #include "runtime/comm/thread_world.h"
+#include "runtime/comm/blas_threads.h"
 #include "runtime/comm/group_state.h"
 #include "runtime/comm/rank_context.h"
 #include "runtime/comm/thread_communicator.h"
@@ -23,11 +24,23 @@ ThreadWorld::ThreadWorld(ThreadWorldOptions options) : options_(options) {
   // Ranks are already the parallelism: an intra-op pool per rank thread would oversubscribe the
   // cores. It is process-wide, hence once.
   static std::once_flag single_threaded_ops;
-  std::call_once(single_threaded_ops, [] { at::set_num_threads(1); });
+  std::call_once(single_threaded_ops, [] {
+    at::set_num_threads(1);
+    single_threaded_blas();
+  });
 }
 
 std::vector<RankOutcome> ThreadWorld::run(const std::function<void(std::shared_ptr<Communicator>)>& fn) {
   const int n = options_.world_size;
+  if (n > 1) {
+    static const std::string unsafe = thread_unsafe_blas_loaded();
+    if (!unsafe.empty())
+      throw std::runtime_error("ThreadWorld: the BLAS loaded (" + unsafe +
+                               ") is not thread-safe: " + std::to_string(n) +
+                               " rank threads would corrupt each other's matmuls. Use the reference BLAS or "
+                               "OpenBLAS's pthread build (apt-get install libopenblas0-pthread; apt-get remove "
+                               "libopenblas0-serial)");
+  }
   auto world = std::make_shared<detail::WorldState>(n, options_.deadline);
   std::vector<int> ranks(n);
   std::iota(ranks.begin(), ranks.end(), 0);

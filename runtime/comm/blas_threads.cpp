@@ -1,0 +1,36 @@
+// Which BLAS is loaded, from the process's memory map; OpenBLAS's thread count through dlsym (it
+// is not a link-time dependency: Debian's LibTorch links the libblas.so.3 alternative).
+#include "runtime/comm/blas_threads.h"
+
+#include <dlfcn.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace shardfuzz::comm {
+
+std::string thread_unsafe_blas(const std::string& maps) {
+  std::istringstream lines(maps);
+  for (std::string line; std::getline(lines, line);) {
+    const auto path = line.find('/');
+    if (path == std::string::npos) continue;
+    const std::string file = line.substr(path);
+    if (file.find("openblas-serial/") != std::string::npos || file.find("libopenblasp-serial") != std::string::npos)
+      return file;
+  }
+  return "";
+}
+
+std::string thread_unsafe_blas_loaded() {
+  std::ifstream in("/proc/self/maps");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return thread_unsafe_blas(text.str());
+}
+
+void single_threaded_blas() {
+  using SetThreads = void (*)(int);
+  if (auto* set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(1);
+}
+
+}  // namespace shardfuzz::comm

@@ -1,0 +1,22 @@
+// The BLAS every rank thread calls into. ThreadWorld runs N ranks as threads of one process, all
+// calling LibTorch's matmuls concurrently, so the BLAS behind them must be thread-safe and
+// single-threaded per call (the ranks are the parallelism). Measured on Debian 12 (2 CPUs): the
+// reference BLAS is both; OpenBLAS's pthread build is both once told one thread per call; OpenBLAS's
+// serial build (libopenblas0-serial) is not thread-safe — concurrent ranks corrupt each other's
+// products (5 of 15 runs of the standard small scenario failed parity, with losses off by 30%).
+#pragma once
+
+#include <string>
+
+namespace shardfuzz::comm {
+
+// The loaded BLAS library that concurrent rank threads would corrupt, named by its path in
+// `maps` (the text of /proc/self/maps); "" when there is none.
+std::string thread_unsafe_blas(const std::string& maps);
+// The same for this process.
+std::string thread_unsafe_blas_loaded();
+
+// Asks a threaded OpenBLAS for one thread per call, when one is loaded (openblas_set_num_threads).
+void single_threaded_blas();
+
+}  // namespace shardfuzz::comm
