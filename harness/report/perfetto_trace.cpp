@@ -49,6 +49,7 @@ class RankTrace {
     else if (e.category == "recovery") recovery(e, ts);
     else fsdp(e, ts);
     counters(e, ts);
+    last_ = e;
   }
 
   void finish() {
@@ -147,9 +148,17 @@ class RankTrace {
       if (!close(tid, "backward", ts)) instant(tid, "post_backward (catch-all)", ts, args_of(e));
     } else if (e.event == "all_gather_issued") {
       const auto bytes = e.pending_all_gather_bytes.find(e.group);
-      all_gathers_[e.group] = {next_id_++, bytes == e.pending_all_gather_bytes.end() ? 0 : bytes->second};
-      out_.push_back({{"name", "all_gather " + e.group}, {"cat", "all_gather"}, {"ph", "b"}, {"id", all_gathers_[e.group].id},
-                      {"pid", rank_}, {"tid", tid}, {"ts", ts}, {"args", {{"bytes", all_gathers_[e.group].bytes}}}});
+      AllGather ag{next_id_++, bytes == e.pending_all_gather_bytes.end() ? 0 : bytes->second, "all_gather " + e.group};
+      json args = {{"bytes", ag.bytes}};
+      // A prefetch records itself just before the all-gather it issues: the slice is the prefetch.
+      if (last_.event == "prefetch" && last_.detail.is_object() && last_.detail.value("target", "") == e.group) {
+        ag.name = "prefetch all_gather " + e.group;
+        args["issuer"] = last_.group;
+        args["pass"] = last_.detail.value("pass", "");
+      }
+      out_.push_back({{"name", ag.name}, {"cat", "all_gather"}, {"ph", "b"}, {"id", ag.id}, {"pid", rank_}, {"tid", tid},
+                      {"ts", ts}, {"args", args}});
+      all_gathers_[e.group] = std::move(ag);
     } else if (e.event != "pre_backward_end") {
       instant(tid, e.event, ts, args_of(e));  // reshard, prefetch, finalize_backward, nonfinite_grad
     }
@@ -158,9 +167,10 @@ class RankTrace {
   struct AllGather {
     int64_t id = 0;
     int64_t bytes = 0;
+    std::string name;
   };
   void async_end(const std::string& group, const AllGather& ag, double ts) {
-    out_.push_back({{"name", "all_gather " + group}, {"cat", "all_gather"}, {"ph", "e"}, {"id", ag.id}, {"pid", rank_},
+    out_.push_back({{"name", ag.name}, {"cat", "all_gather"}, {"ph", "e"}, {"id", ag.id}, {"pid", rank_},
                     {"tid", thread_of(group)}, {"ts", ts}});
   }
   // An all-gather ends when its group no longer holds it pending (waited on, or dropped).
@@ -194,6 +204,7 @@ class RankTrace {
   int64_t next_id_ = 1;
   double phase_begin_ = 0;
   double last_ts_ = 0;
+  TimelineEvent last_;
 };
 
 }  // namespace
