@@ -2,9 +2,9 @@
 // chrome://tracing): one process per rank; on a "train" thread the steps and their phases; one
 // thread per FSDP group with its forward, backward and recompute slices and its reshard, prefetch
 // and finalize instants; every all-gather as an async slice from its issue to the moment its
-// output was consumed or dropped (a prefetch's named "prefetch all_gather G", with its issuer); memory as counter tracks (the rank's
-// allocator bytes, the ledger by buffer kind, bytes of pending all-gathers). A step's failed run
-// (recovery) stays in place, closed by its "recovered" instant.
+// output was consumed or dropped (a prefetch's is named "prefetch all_gather G", with its issuer);
+// memory as counter tracks (the rank's allocator bytes, the ledger by buffer kind, bytes of
+// pending all-gathers). A step's failed run (recovery) stays in place, closed by "recovered".
 #pragma once
 
 #include "harness/run_record.h"
