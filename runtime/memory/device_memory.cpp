@@ -1,0 +1,43 @@
+// The caching allocator's statistics, read through the CUDA LibTorch when there is one.
+#include "runtime/memory/device_memory.h"
+
+#ifdef SHARDFUZZ_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace shardfuzz::memory {
+
+#ifdef SHARDFUZZ_CUDA
+
+bool cuda_probe_built() { return true; }
+
+bool cuda_device_available() { return c10::cuda::device_count() > 0; }
+
+DeviceBytes device_bytes(int device) {
+  if (!cuda_device_available()) return {};
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+  constexpr auto kAll = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  DeviceBytes b;
+  b.allocated = stats.allocated_bytes[kAll].current;
+  b.reserved = stats.reserved_bytes[kAll].current;
+  b.peak_allocated = stats.allocated_bytes[kAll].peak;
+  b.peak_reserved = stats.reserved_bytes[kAll].peak;
+  return b;
+}
+
+void reset_device_peaks(int device) {
+  if (cuda_device_available())
+    c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
+}
+
+#else
+
+bool cuda_probe_built() { return false; }
+bool cuda_device_available() { return false; }
+DeviceBytes device_bytes(int) { return {}; }
+void reset_device_peaks(int) {}
+
+#endif
+
+}  // namespace shardfuzz::memory

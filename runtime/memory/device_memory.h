@@ -1,0 +1,26 @@
+// The CUDA memory probe: the caching allocator's allocated and reserved bytes (current and peak)
+// on one device, device-wide (every rank thread of a process shares the device's allocator, so
+// per-rank bytes come from the ledger; at world size 1 the device's bytes are the rank's). Built
+// only against a CUDA LibTorch (SHARDFUZZ_CUDA); elsewhere it says so and reads zeros.
+#pragma once
+
+#include <cstdint>
+
+namespace shardfuzz::memory {
+
+struct DeviceBytes {
+  int64_t allocated = 0;       // bytes in live tensors
+  int64_t reserved = 0;        // bytes the caching allocator holds from the driver
+  int64_t peak_allocated = 0;  // since the last reset_device_peaks
+  int64_t peak_reserved = 0;
+};
+
+// Whether this build has the CUDA probe, and whether a device is there to read.
+bool cuda_probe_built();
+bool cuda_device_available();
+
+// Device `device`'s bytes (zeros without the probe or the device).
+DeviceBytes device_bytes(int device = 0);
+void reset_device_peaks(int device = 0);
+
+}  // namespace shardfuzz::memory
