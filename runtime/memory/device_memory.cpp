@@ -2,6 +2,7 @@
 #include "runtime/memory/device_memory.h"
 
 #ifdef SHARDFUZZ_CUDA
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
@@ -16,6 +17,7 @@ bool cuda_device_available() { return c10::cuda::device_count() > 0; }
 
 DeviceBytes device_bytes(int device) {
   if (!cuda_device_available()) return {};
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);  // the allocator has no devices before it
   const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
   constexpr auto kAll = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
   DeviceBytes b;
@@ -27,8 +29,9 @@ DeviceBytes device_bytes(int device) {
 }
 
 void reset_device_peaks(int device) {
-  if (cuda_device_available())
-    c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
+  if (!cuda_device_available()) return;
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+  c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
 }
 
 #else
