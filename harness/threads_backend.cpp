@@ -4,6 +4,7 @@
 #include "harness/model_builder.h"
 #include "harness/resident_set.h"
 #include "runtime/comm/faulty_communicator.h"
+#include "runtime/compat/torch_compat.h"
 #include "runtime/comm/thread_world.h"
 #include "runtime/fsdp/param_group.h"
 #include "runtime/fsdp/rank_runtime.h"
@@ -28,7 +29,7 @@ std::vector<memory::TimelineEvent> RankRecord::events_of_step(int step, const st
 }
 
 std::string without_backtrace(const std::string& message) {
-  return message.substr(0, message.find("\nException raised from"));
+  return compat::without_backtrace(message);
 }
 
 namespace {

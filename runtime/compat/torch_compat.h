@@ -2,6 +2,8 @@
 // the torch wheel's 2.x on GPU hosts). Everything else includes this instead of guessing.
 #pragma once
 
+#include <string>
+
 #include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/StorageImpl.h>
@@ -26,6 +28,12 @@ inline constexpr bool kTorch2 = false;
 #define SHARDFUZZ_ALLOCATE_CONST const
 #define SHARDFUZZ_ALLOCATOR_COPY_DATA
 #endif
+
+// LibTorch appends a C++ backtrace to its error messages (more lines in some builds than others);
+// the first lines say what happened.
+inline std::string without_backtrace(const std::string& message) {
+  return message.substr(0, message.find("\nException raised from"));
+}
 
 // FSDP2's is_bw(): true while the autograd engine runs a graph task on this thread
 // (torch._C._current_graph_task_id() != -1 upstream). Both versions export the exec-info

@@ -3,6 +3,7 @@
 
 #include "runtime/autograd/failed_backward.h"
 #include "runtime/comm/faulty_communicator.h"
+#include "runtime/compat/torch_compat.h"
 #include "runtime/fsdp/param_group.h"
 #include "runtime/fsdp/state.h"
 #include "runtime/memory/counting_allocator.h"
@@ -23,8 +24,7 @@ std::string message_of(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const std::exception& e) {
-    const std::string what = e.what();
-    return what.substr(0, what.find("\nException raised from"));  // LibTorch's backtrace
+    return compat::without_backtrace(e.what());
   } catch (...) {
     return "unknown exception";
   }
