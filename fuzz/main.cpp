@@ -8,6 +8,7 @@
 #include "fuzz/cli/shrink_command.h"
 #include "fuzz/cli/replay_command.h"
 #include "fuzz/cli/run_command.h"
+#include "harness/process/rank_process.h"
 
 #include <CLI/App.hpp>
 #include <CLI/Config.hpp>
@@ -65,6 +66,10 @@ int main(int argc, char** argv) {
   CLI::App* gen_cmd = add_gen_command(app, gen);
   ExportOptions export_options;
   CLI::App* export_cmd = add_export_command(app, export_options);
+  // A rank process of --backend process/nccl, started by the launcher (or torchrun) with RANK,
+  // WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set; not for direct use (hidden).
+  CLI::App* rank_worker_cmd = app.add_subcommand("rank-worker", "serve one rank of --backend process or nccl");
+  rank_worker_cmd->group("");
   std::string command_line = "shardfuzz";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
 
@@ -77,6 +82,8 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (rank_worker_cmd->parsed())
+      return shardfuzz::harness::process::serve_rank(shardfuzz::harness::process::rank_env_from_environment());
     if (conform_cmd->parsed()) return run_conform(conform, std::cout, std::cerr);
     if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
     if (replay_cmd->parsed()) return run_replay(replay, std::cout, std::cerr);

@@ -1,6 +1,7 @@
 // The backends by name.
 #include "harness/backend.h"
 
+#include "harness/process/process_backend.h"
 #include "harness/torch/torch_backend.h"
 
 #include <stdexcept>
@@ -25,7 +26,15 @@ std::unique_ptr<Backend> make_threads_backend(const RunOptions& options) { retur
 std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
   if (options.name == "threads") return make_threads_backend(options.threads);
   if (options.name == "torch") return std::make_unique<torch_backend::TorchBackend>(options);
-  throw std::invalid_argument("--backend: '" + options.name + "' is not a backend (threads, torch)");
+  if (options.name == "process" || options.name == "nccl") {
+    process::ProcessOptions p;
+    p.comm = options.name == "nccl" ? "nccl" : "store";
+    p.nproc = options.nproc;
+    p.worker = options.rank_worker;
+    p.run = options.threads;
+    return process::make_process_backend(p);
+  }
+  throw std::invalid_argument("--backend: '" + options.name + "' is not a backend (threads, process, nccl, torch)");
 }
 
 }  // namespace shardfuzz::harness

@@ -27,8 +27,12 @@ class Backend {
 };
 
 struct BackendOptions {
-  std::string name = "threads";  // "threads" or "torch"
-  RunOptions threads;
+  std::string name = "threads";  // "threads", "process", "nccl" or "torch"
+  RunOptions threads;            // the native runtime's options (threads, process and nccl)
+  // process and nccl: ranks per world (0: each scenario's own world size) and the binary that
+  // serves them (empty: this executable; tests name the shardfuzz binary).
+  int nproc = 0;
+  std::string rank_worker;
   // torch: the python that imports torch, whether ranks run on CPU (gloo) even with a GPU, the
   // per-scenario deadline, and a folder to keep each run's conformance trace in (empty: none).
   std::string python = "python3";

@@ -30,15 +30,15 @@ std::vector<nn::Module*> resolve(nn::Model& model, const std::vector<std::string
 // those that require grad under mixed precision (accelerate's upcast; the injected
 // upcast_frozen_params defect upcasts the frozen ones too). Values are drawn in float32 first, so
 // every dtype sees the same rounded weights.
-void store_in_planned_dtypes(nn::Model& model, const Scenario& sc, bool upcast_frozen) {
+void store_in_planned_dtypes(nn::Model& model, const Scenario& sc, bool upcast_frozen, c10::Device device) {
   for (auto& [name, slot] : model.named_parameters()) {
     const bool trainable = slot->requires_grad();
     const bool upcast_all = upcast_frozen && sc.mixed_precision && sc.mixed_precision->upcast_trainable;
     const c10::ScalarType want = upcast_all ? c10::ScalarType::Float : sc.stored_dtype(trainable);
     const c10::ScalarType model_dtype = scalar_type_of(sc.dtype);
-    if (slot->scalar_type() == want && want == model_dtype) continue;
+    if (slot->scalar_type() == want && want == model_dtype && slot->device() == device) continue;
     // Through the model's dtype first: an upcast master weight holds the value as loaded.
-    at::Tensor loaded = slot->detach().to(model_dtype).to(want);
+    at::Tensor loaded = slot->detach().to(model_dtype).to(want).to(device);
     loaded.set_requires_grad(trainable);
     *slot = loaded;
   }
@@ -52,17 +52,20 @@ train::LossFn loss_fn(const Scenario& sc) {
   return [loss](const at::Tensor& out) { return loss(nn::ops::to_dtype(out, c10::ScalarType::Float)); };
 }
 
-at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forward) {
+at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forward, c10::Device device) {
   // Stream 0 is the first forward of the first micro-batch: the same batch as before micro-batches
   // existed, so older reproducers keep their inputs.
   const int stream = micro * ScenarioLimits::kMaxForwardsPerBackward + forward;
   if (!sc.input_per_rank) rank = 0, step = 0;
-  if (sc.embed) return train::make_tokens(sc.seed, rank, step, sc.dims.tokens, sc.dims.vocab, stream);
+  // Drawn on the CPU, so every device sees the same batch.
+  if (sc.embed) return train::make_tokens(sc.seed, rank, step, sc.dims.tokens, sc.dims.vocab, stream).to(device);
   at::Tensor x = train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad, stream);
   // A low-precision model without mixed precision is fed in its dtype; under mixed precision the
   // input stays float32 and fully_shard casts it (cast_forward_inputs).
-  if (!sc.mixed_precision && x.scalar_type() != sc.compute_dtype())
-    x = x.detach().to(sc.compute_dtype()).set_requires_grad(sc.input_requires_grad);
+  const c10::ScalarType dtype =
+      !sc.mixed_precision && x.scalar_type() != sc.compute_dtype() ? sc.compute_dtype() : x.scalar_type();
+  if (dtype != x.scalar_type() || device != x.device())
+    x = x.detach().to(device, dtype).set_requires_grad(sc.input_requires_grad);
   return x;
 }
 
@@ -112,7 +115,7 @@ std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& o
     if (!options.reference && profile.experts_skip_empty)
       if (nn::RoutedMoE* moe = block.routed_moe()) moe->experts().set_skip_empty_experts(true);
   }
-  store_in_planned_dtypes(*model, sc, !options.reference && profile.upcast_frozen_params);
+  store_in_planned_dtypes(*model, sc, !options.reference && profile.upcast_frozen_params, options.device);
   return model;
 }
 

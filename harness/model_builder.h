@@ -20,7 +20,8 @@ train::LossFn loss_fn(const Scenario& scenario);
 // The batch of `rank` at `step`, micro-batch `micro`, forward `forward` (or the one shared input
 // when !input_per_rank): token ids when the model embeds, else [tokens, dim] floats. For the
 // sharded run and the reference alike.
-at::Tensor input_of(const Scenario& scenario, int rank, int step, int micro = 0, int forward = 0);
+at::Tensor input_of(const Scenario& scenario, int rank, int step, int micro = 0, int forward = 0,
+                    c10::Device device = c10::Device(c10::DeviceType::CPU));
 train::StepPlan step_plan(const Scenario& scenario);
 
 struct BuildOptions {
@@ -28,6 +29,9 @@ struct BuildOptions {
   // change the result), every expert local, no injected defect.
   bool reference = false;
   std::shared_ptr<comm::Communicator> ep;  // the expert-parallel group (expert_parallel runs)
+  // Where the parameters live. They are drawn on the CPU first, so every device starts from the
+  // same weights.
+  c10::Device device = c10::Device(c10::DeviceType::CPU);
 };
 
 // The model, with checkpoint modes, no_grad blocks, frozen parameters and LoRA adapters applied,

@@ -1,25 +1,13 @@
-// One model per rank thread; meshes, wrapping, steps, teardown, all recorded.
+// One model per rank thread (harness/rank_run.h), in one ThreadWorld.
 #include "harness/threads_backend.h"
 
-#include "harness/model_builder.h"
-#include "harness/resident_set.h"
-#include "runtime/comm/faulty_communicator.h"
-#include "runtime/compat/torch_compat.h"
+#include "harness/rank_run.h"
 #include "runtime/comm/thread_world.h"
-#include "runtime/fsdp/param_group.h"
-#include "runtime/fsdp/rank_runtime.h"
+#include "runtime/compat/torch_compat.h"
 #include "runtime/memory/counting_allocator.h"
-#include "runtime/mesh/device_mesh.h"
-#include "runtime/nn/routed_moe.h"
-#include "runtime/train/recovery.h"
-#include "runtime/train/step.h"
-
-#include <ATen/ATen.h>
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
-#include <limits>
 #include <mutex>
 
 namespace shardfuzz::harness {
@@ -32,278 +20,24 @@ std::string without_backtrace(const std::string& message) {
   return compat::without_backtrace(message);
 }
 
-namespace {
-
-std::string error_kind(const std::exception_ptr& ex) {
-  try {
-    if (ex) std::rethrow_exception(ex);
-  } catch (const comm::RankCrash&) {
-    return "crash";
-  } catch (const c10::OutOfMemoryError&) {
-    return "out_of_memory";
-  } catch (const comm::CollectiveError& e) {
-    switch (e.kind) {
-      case comm::CollectiveError::Kind::Mismatch: return "collective_mismatch";
-      case comm::CollectiveError::Kind::Deadline: return "deadline";
-      case comm::CollectiveError::Kind::Aborted: return "aborted";
-      case comm::CollectiveError::Kind::InvalidArgument: return "collective_invalid_argument";
-      case comm::CollectiveError::Kind::Injected: return "injected";
-    }
-  } catch (...) {
-  }
-  return "exception";
-}
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// Stamps when the rank's function leaves by an exception (the rank's detection time).
-class FailureStamp {
- public:
-  FailureStamp(RankRecord& rec, Clock::time_point t0) : rec_(rec), t0_(t0), unwinding_(std::uncaught_exceptions()) {}
-  ~FailureStamp() {
-    if (std::uncaught_exceptions() > unwinding_) rec_.failed_at_seconds = seconds_since(t0_);
-  }
-
- private:
-  RankRecord& rec_;
-  Clock::time_point t0_;
-  int unwinding_;
-};
-
-// The scenario's faults for `rank` as collective faults (a hang stays away half a second past the
-// deadline, so its peers' deadline fires first); the observer records each one that fires.
-std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, std::shared_ptr<comm::Communicator> comm,
-                                                const RunOptions& options, RunRecord& run, std::mutex& mu,
-                                                Clock::time_point t0) {
-  using Action = comm::CollectiveFault::Action;
-  std::vector<comm::CollectiveFault> plan;
-  std::vector<int> index;
-  for (std::size_t i = 0; i < sc.faults.size(); ++i) {
-    const FaultSpec& f = sc.faults[i];
-    if (f.rank != rank || !f.is_collective()) continue;
-    comm::CollectiveFault c;
-    c.collective = static_cast<uint64_t>(f.collective);
-    c.action = f.kind == "straggler" ? Action::Delay
-               : f.kind == "hang"    ? Action::Hang
-               : f.kind == "crash"   ? Action::Crash
-               : f.kind == "abort"   ? Action::Abort
-                                     : Action::Error;
-    c.delay = f.kind == "straggler" ? std::chrono::milliseconds(f.delay_ms)
-              : f.kind == "hang"    ? options.deadline + std::chrono::milliseconds(500)
-                                    : std::chrono::milliseconds(0);
-    plan.push_back(c);
-    index.push_back(static_cast<int>(i));
-  }
-  if (plan.empty()) return comm;
-  return comm::FaultyCommunicator::wrap(
-      std::move(comm), plan,
-      [&run, &mu, &sc, rank, t0, plan, index](const comm::CollectiveFault& f, const std::string& group, const std::string& op) {
-        int which = index.front();
-        for (std::size_t k = 0; k < plan.size(); ++k)
-          if (plan[k].collective == f.collective && plan[k].action == f.action) which = index[k];
-        std::lock_guard<std::mutex> lock(mu);
-        run.fired_faults.push_back({which, rank, sc.faults[static_cast<std::size_t>(which)].kind, group, op, seconds_since(t0)});
-      });
-}
-
-// The scenario's faults inside modules for `rank`, once per run at the planned step: an exception
-// thrown by the module's forward, or by a gradient hook on its output when backward reaches it; a
-// NaN or Inf written into that gradient (the run goes on).
-void install_module_faults(const Scenario& sc, int rank, nn::Module& model, const fsdp::RankRuntime& rt, RunRecord& run,
-                           std::mutex& mu, Clock::time_point t0) {
-  for (std::size_t i = 0; i < sc.faults.size(); ++i) {
-    const FaultSpec& f = sc.faults[i];
-    if (!f.is_in_module() || f.rank != rank) continue;
-    nn::Module* m = model.find(f.module);
-    if (!m) continue;
-    const std::string name = f.module.empty() ? "root" : f.module;
-    const std::string pass = f.kind == "exception" ? f.pass : "backward";
-    auto note = [&run, &mu, t0, i, rank, name, pass, kind = f.kind, step = f.step] {
-      std::lock_guard<std::mutex> lock(mu);
-      run.fired_faults.push_back({static_cast<int>(i), rank, kind, name, pass, seconds_since(t0), step});
-    };
-    const std::string what = "injected exception in " + pass + " of " + name + " at step " + std::to_string(f.step + 1) +
-                             " on rank " + std::to_string(rank);
-    const bool nonfinite = f.is_nonfinite();
-    const double poison = f.kind == "nan" ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-    auto armed = std::make_shared<bool>(true);
-    m->set_call_fault([&rt, step = f.step, pass, armed, note, what, nonfinite, poison](nn::Module&,
-                                                                                   const at::Tensor& out) -> at::Tensor {
-      if (!*armed || rt.step() != step) return out;
-      if (pass == "forward") {
-        *armed = false;
-        note();
-        throw std::runtime_error(what);
-      }
-      if (!out.requires_grad()) return out;  // a no_grad call (eval, reentrant AC's first forward)
-      *armed = false;
-      out.register_hook([note, what, nonfinite, poison](const at::Tensor& grad) -> at::Tensor {
-        note();
-        if (!nonfinite) throw std::runtime_error(what);
-        at::Tensor g = grad.clone();
-        g.view(-1)[0].fill_(poison);
-        return g;
-      });
-      return out;
-    });
-  }
-}
-
-// The scenario's allocation faults for `rank`, armed from the start of training to the end of
-// the run (disarmed however it ends: the counters outlive the run in a persistent worker).
-class AllocationFaults {
- public:
-  AllocationFaults(const Scenario& sc, int rank, const fsdp::RankRuntime& rt, RunRecord& run, std::mutex& mu,
-                   Clock::time_point t0)
-      : rank_(rank) {
-    std::vector<memory::AllocationFault> plan;
-    for (std::size_t i = 0; i < sc.faults.size(); ++i) {
-      const FaultSpec& f = sc.faults[i];
-      if (f.kind != "oom" || f.rank != rank) continue;
-      memory::AllocationFault a;
-      a.at_allocation = f.allocation;
-      a.limit_bytes = f.limit_bytes;
-      a.on_fire = [&run, &mu, &rt, t0, i, rank](int64_t index, int64_t bytes) {
-        std::lock_guard<std::mutex> lock(mu);
-        run.fired_faults.push_back({static_cast<int>(i), rank, "oom", "allocator",
-                                    "allocation #" + std::to_string(index) + " of " + std::to_string(bytes) + " B",
-                                    seconds_since(t0), rt.step()});
-      };
-      plan.push_back(std::move(a));
-    }
-    armed_ = !plan.empty();
-    if (armed_) memory::arm_allocation_faults(rank, std::move(plan));
-  }
-  ~AllocationFaults() {
-    if (armed_) memory::disarm_allocation_fault(rank_);
-  }
-  AllocationFaults(const AllocationFaults&) = delete;
-  AllocationFaults& operator=(const AllocationFaults&) = delete;
-
- private:
-  int rank_;
-  bool armed_ = false;
-};
-
-RecoveryRecord recovery_record(train::StepFailure&& failure, int64_t baseline_bytes, Clock::time_point t0) {
-  RecoveryRecord r;
-  r.step = failure.step;
-  r.attempt = failure.attempt;
-  r.error = failure.message;
-  r.error_kind = error_kind(failure.error);
-  r.caught_at_seconds = std::chrono::duration<double>(failure.caught_at - t0).count();
-  r.recovered_at_seconds = std::chrono::duration<double>(failure.recovered_at - t0).count();
-  r.bytes_at_step_begin = failure.at_step_begin.allocated_bytes - baseline_bytes;
-  r.bytes_after_reset = failure.after_reset.allocated_bytes - baseline_bytes;
-  r.ledger_at_step_begin = failure.at_step_begin.ledger;
-  r.ledger_after_reset = failure.after_reset.ledger;
-  r.unsharded_after_reset = std::move(failure.after_reset.unsharded);
-  r.pending_all_gather_after_reset = std::move(failure.after_reset.pending_all_gather);
-  r.events = std::move(failure.events);
-  return r;
-}
-
-}  // namespace
-
 RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   sc.validate();
+  const memory::Probe probe = rank_probe(sc, options, /*ranks_share_a_process=*/true);
   memory::install_counting_allocator();
-  const int world_size = sc.world_size;
-  comm::ThreadWorld world({world_size, options.deadline});
+  comm::ThreadWorld world({sc.world_size, options.deadline});
   RunRecord run;
   run.deadline_ms = static_cast<int>(options.deadline.count());
-  run.ranks.resize(static_cast<std::size_t>(world_size));
+  run.ranks.resize(static_cast<std::size_t>(sc.world_size));
   run.recovery = options.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
                                                 [](const FaultSpec& f) { return f.is_recoverable(); });
   std::mutex fired_mu;
-  const auto t0 = Clock::now();
-  auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> world_comm) {
-    const int rank = world_comm->global_rank();
-    memory::AllocationRankGuard tag(rank);
-    RankRecord& rec = run.ranks[static_cast<std::size_t>(rank)];
-    rec.rank = rank;
-    FailureStamp stamp(rec, t0);
-    std::shared_ptr<comm::Communicator> comm = with_faults(sc, rank, world_comm, options, run, fired_mu, t0);
-    rec.baseline_bytes = memory::allocated_bytes(rank).current;
-    {
-      fsdp::RankRuntime rt(rank, fsdp::Profile::named(sc.profile));
-      rt.set_timeline_enabled(options.record_timeline);
-      rt.set_check_finite_grads(std::any_of(sc.faults.begin(), sc.faults.end(),
-                                            [](const FaultSpec& f) { return f.is_nonfinite(); }));
-      {
-        auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
-        const int k = sc.expert_shard_size == 0 ? world_size : sc.expert_shard_size;
-        mesh::DeviceMesh hsdp(comm, {world_size / k, k}, {"ep", "dp_mod_ep"});
-        // Expert parallel: experts are partitioned over "ep" and sharded over "dp_mod_ep" only.
-        const mesh::DeviceMesh experts = sc.expert_shard_size == 0 ? dense
-                                         : sc.expert_parallel  ? hsdp.submesh({"dp_mod_ep"})
-                                                               : hsdp;
-        BuildOptions build;
-        if (sc.expert_parallel) build.ep = hsdp.dim("ep").group;
-
-        auto model = build_model(sc, build);
-        install_module_faults(sc, rank, *model, rt, run, fired_mu, t0);
-        apply_fully_shard(*model, sc, dense, experts, rt);
-        // Peaks from here on are training's: building the full model before sharding is not.
-        memory::reset_peak(rank);
-        const int64_t peak_origin = memory::allocated_bytes(rank).current;
-        AllocationFaults allocation_faults(sc, rank, rt, run, fired_mu, t0);
-        std::unique_ptr<train::ShardedOptimizer> opt;
-        if (options.optimizer_step) opt = std::make_unique<train::ShardedOptimizer>(rt.groups(), sc.optimizer, rt);
-        const train::StepPlan plan = step_plan(sc);
-        train::RecoveryOptions recovery;
-        recovery.on_recovery = [&](train::StepFailure&& failure) {
-          rec.recoveries.push_back(recovery_record(std::move(failure), rec.baseline_bytes, t0));
-        };
-        for (int s = 0; s < sc.steps; ++s) {
-          auto batch = [&](int micro, int forward) { return input_of(sc, rank, s, micro, forward); };
-          auto step = [&] { return train::train_step(*model, plan, batch, loss_fn(sc), opt.get(), rt, s); };
-          rec.losses.push_back(run.recovery ? train::run_step_with_recovery(step, s, *comm, *model, rt, opt.get(), recovery)
-                                            : step());
-          rec.step_end_bytes.push_back(memory::allocated_bytes(rank).current - rec.baseline_bytes);
-          if (rank == 0) run.host_rss_bytes.push_back(resident_set_bytes());  // only rank 0 writes it
-        }
-        rec.training_peak_bytes = memory::allocated_bytes(rank).peak - peak_origin;
-        memory::AllocationRankGuard untagged(-1);  // the records are the harness's, not the rank's
-        for (fsdp::ParamGroup* g : rt.groups())
-          for (auto& p : g->params()) {
-            ShardRecord shard;
-            shard.group = g->name();
-            shard.fqn = p.fqn();
-            shard.shard_rank = g->mesh().shard->rank();
-            shard.shard_size = g->mesh().shard->size();
-            shard.shard_dim = p.shard_dim();
-            shard.local = p.local_shard().clone();
-            shard.padded_bytes = p.padded_sharded_numel() * p.element_size();
-            shard.unsharded_bytes = p.unsharded_padded_numel() * p.unsharded_element_size();
-            shard.requires_grad = p.requires_grad();
-            const std::string owner = p.fqn().substr(0, p.fqn().rfind('.'));
-            if (auto* ex = dynamic_cast<nn::RoutedExperts*>(model->find(owner)); ex && sc.expert_parallel) {
-              shard.full_begin = ex->first_local_expert();
-              shard.full_rows = ex->num_local_experts();
-            }
-            rec.shards.push_back(std::move(shard));
-          }
-      }
-      rt.set_step(sc.steps);
-      rt.record("teardown", "", {}, "train");
-      rec.timeline = rt.timeline().events();
-    }
-    rec.teardown_bytes = memory::allocated_bytes(rank).current;
-  });
-  run.seconds = seconds_since(t0);
+  const RankRunShared shared{sc, options, probe, run, fired_mu, std::chrono::steady_clock::now()};
+  auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> world_comm) { run_rank(shared, world_comm); });
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - shared.t0).count();
+  std::vector<RankFailure> failures;
   for (const auto& o : outcomes)
-    if (!o.ok) run.ranks[static_cast<std::size_t>(o.rank)].error = without_backtrace(o.error);
-  // Report the failure that started it all, not the aborts it caused on the other ranks.
-  const comm::RankOutcome* root = nullptr;
-  for (const auto& o : outcomes)
-    if (!o.ok && (!root || (error_kind(root->exception) == "aborted" && error_kind(o.exception) != "aborted"))) root = &o;
-  if (root) {
-    run.error = "rank " + std::to_string(root->rank) + ": " + without_backtrace(root->error);
-    run.error_kind = error_kind(root->exception);
-  }
+    if (!o.ok) failures.push_back({o.rank, o.error, error_kind(o.exception)});
+  set_root_failure(run, failures);
   return run;
 }
 

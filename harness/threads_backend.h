@@ -18,6 +18,10 @@ struct RunOptions {
   // When the scenario plans a recoverable fault (oom, exception): every rank undoes the failed
   // step and runs it again (train/recovery.h). false: those faults stop the run.
   bool recover = true;
+  // Where rank tensors live: "cpu", or "cuda" / "cuda:N" (world size 1 only: LibTorch runs every
+  // thread's CUDA backward on one engine thread per device, so ranks as threads that meet in
+  // backward collectives would wait on each other forever; docs/gpu-path.md).
+  std::string device = "cpu";
 };
 
 // Validates the scenario first (std::invalid_argument naming the field); rank failures are

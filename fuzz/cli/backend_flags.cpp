@@ -1,4 +1,4 @@
-// --backend threads|torch.
+// --backend threads|process|nccl|torch, --device, --nproc.
 #include "fuzz/cli/backend_flags.h"
 
 #include <stdexcept>
@@ -7,9 +7,19 @@ namespace shardfuzz::cli {
 
 void add_backend_flags(CLI::App* cmd, BackendFlags& f) {
   cmd->add_option("--backend", f.backend,
-                  "threads: the native runtime, ranks as threads (default); torch: PyTorch's own fully_shard "
-                  "through a persistent worker (one process per rank; NCCL on GPUs, gloo on CPU)")
-      ->check(CLI::IsMember({"threads", "torch"}))
+                  "threads: the native runtime, ranks as threads (default); process: the native runtime, one "
+                  "process per rank, collectives through their TCPStore; nccl: the same with NCCL, one GPU per rank; "
+                  "torch: PyTorch's own fully_shard through a persistent worker (one process per rank; NCCL on "
+                  "GPUs, gloo on CPU)")
+      ->check(CLI::IsMember({"threads", "process", "nccl", "torch"}))
+      ->capture_default_str();
+  cmd->add_option("--device", f.device,
+                  "threads, process: where rank tensors live: cpu, cuda or cuda:N (threads: world size 1 only on "
+                  "a GPU; process: every rank on GPU LOCAL_RANK mod the GPU count); nccl is always cuda")
+      ->capture_default_str();
+  cmd->add_option("--nproc", f.nproc,
+                  "process, nccl: rank processes per world (0: each scenario's world size; fuzz generates "
+                  "world N)")
       ->capture_default_str();
   cmd->add_option("--torch-python", f.torch_python, "with --backend torch: the python that imports torch")
       ->capture_default_str();
@@ -21,6 +31,8 @@ void add_backend_flags(CLI::App* cmd, BackendFlags& f) {
                 "resetting and running the step again");
 }
 
+bool is_embedded_default(const BackendFlags& f) { return f.backend == "threads" && !f.no_recovery && f.device == "cpu"; }
+
 std::unique_ptr<harness::Backend> make_backend(const BackendFlags& f) {
   if (f.deadline_s < 1 || f.deadline_s > 3600)
     throw std::invalid_argument("--torch-deadline: " + std::to_string(f.deadline_s) + " outside 1-3600 seconds");
@@ -30,6 +42,10 @@ std::unique_ptr<harness::Backend> make_backend(const BackendFlags& f) {
   o.cpu = f.cpu;
   o.torch_deadline = std::chrono::seconds(f.deadline_s);
   o.threads.recover = !f.no_recovery;
+  o.threads.device = f.device;
+  o.nproc = f.nproc;
+  if (f.nproc != 0 && f.backend != "process" && f.backend != "nccl")
+    throw std::invalid_argument("--nproc: only with --backend process or nccl");
   return harness::make_backend(o);
 }
 

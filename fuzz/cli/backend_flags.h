@@ -15,9 +15,14 @@ struct BackendFlags {
   bool cpu = false;
   int deadline_s = 120;
   bool no_recovery = false;
+  std::string device = "cpu";
+  int nproc = 0;
 };
 
 void add_backend_flags(CLI::App* cmd, BackendFlags& flags);
+// The embedded default (threads on the CPU, recovery on): commands run it without a Backend
+// object, which is what lets a campaign isolate each case in a forked child.
+bool is_embedded_default(const BackendFlags& flags);
 // Throws std::invalid_argument naming the flag.
 std::unique_ptr<harness::Backend> make_backend(const BackendFlags& flags);
 

@@ -128,7 +128,7 @@ int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
       return st.findings.empty() ? kExitOk : kExitFindings;
     }
     c = fuzz::options_to_resume(st, o.resume);
-    if (st.backend != "threads" || !c.recover) {
+    if (st.backend != "threads" || !c.recover || o.backend.device != "cpu") {
       BackendFlags flags = o.backend;
       flags.backend = st.backend;
       flags.no_recovery = !c.recover;
@@ -180,9 +180,22 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
     c.command = command_line;
     c.recover = !o.backend.no_recovery;
-    if (!c.recover && o.backend.backend == "threads") c.backend = make_backend(o.backend);
-    if (o.backend.backend != "threads") {
-      c.backend = make_backend(o.backend);
+    if (o.backend.nproc > 0) {
+      if (o.world != 0 && o.world != o.backend.nproc)
+        throw std::invalid_argument("--world: " + std::to_string(o.world) + " differs from --nproc " +
+                                    std::to_string(o.backend.nproc));
+      c.gen.world = o.backend.nproc;  // every scenario runs on the N rank processes
+    }
+    if (o.backend.backend == "nccl" && o.backend.nproc == 0)
+      throw std::invalid_argument("--nproc: --backend nccl needs it (one rank process per GPU)");
+    if (o.backend.backend == "threads" && o.backend.device != "cpu") {
+      if (o.world > 1)
+        throw std::invalid_argument("--world: ranks as threads on " + o.backend.device +
+                                    " run world size 1 only (docs/gpu-path.md); use --backend process --nproc N");
+      c.gen.world = 1;
+    }
+    if (!is_embedded_default(o.backend)) c.backend = make_backend(o.backend);
+    if (o.backend.backend == "torch") {
       if (c.gen.profile.empty()) c.gen.profile = "torch-2.11";  // the torch as installed
       if (!c.backend->runs_profile(c.gen.profile))
         throw std::invalid_argument("--profile: the " + c.backend->name() + " backend runs torch-2.11 (as installed) " +

@@ -58,7 +58,7 @@ int run_replay(const ReplayOptions& options, std::ostream& out, std::ostream& er
   std::vector<harness::ReplayResult> results;
   try {
     std::unique_ptr<harness::Backend> backend;
-    if (options.backend.backend != "threads" || options.backend.no_recovery) backend = make_backend(options.backend);
+    if (!is_embedded_default(options.backend)) backend = make_backend(options.backend);
     results = harness::replay_dir(options.dir, backend.get());
   } catch (const std::exception& e) {
     err << "shardfuzz replay: " << e.what() << "\n";

@@ -275,41 +275,48 @@ std::string GroupState::deadline_message_locked(const Round& round, uint64_t seq
   return os.str();
 }
 
-void GroupState::decide_locked(Round& round, uint64_t seq) {
-  const auto fail = [&](Kind kind, std::string message) {
-    round.verdict = Round::Verdict::Failed;
-    round.error_kind = kind;
-    round.error_message = std::move(message);
-  };
-  const std::string where = "in group '" + name_ + "' at sequence " + std::to_string(seq);
-  for (int r = 0; r < size(); ++r) {
-    if (round.calls[r].invalid.empty()) continue;
-    return fail(Kind::InvalidArgument, "invalid arguments to " + round.calls[r].op + " on rank " +
-                                           std::to_string(global_ranks_[r]) + " " + where + ": " +
-                                           round.calls[r].invalid);
+CallVerdict judge_calls(const std::vector<Call>& calls, const std::vector<int>& global_ranks, const std::string& group,
+                        uint64_t seq) {
+  using Kind = CollectiveError::Kind;
+  const auto fail = [](Kind kind, std::string message) { return CallVerdict{true, kind, std::move(message)}; };
+  const std::string where = "in group '" + group + "' at sequence " + std::to_string(seq);
+  const auto n = static_cast<int>(calls.size());
+  for (int r = 0; r < n; ++r) {
+    if (calls[r].invalid.empty()) continue;
+    return fail(Kind::InvalidArgument, "invalid arguments to " + calls[r].op + " on rank " +
+                                           std::to_string(global_ranks[r]) + " " + where + ": " + calls[r].invalid);
   }
-  for (int r = 1; r < size(); ++r) {
-    if (round.calls[r].signature == round.calls[0].signature) continue;
-    return fail(Kind::Mismatch, "collective mismatch " + where + ": rank " + std::to_string(global_ranks_[0]) +
-                                    " called " + round.calls[0].signature + " but rank " +
-                                    std::to_string(global_ranks_[r]) + " called " + round.calls[r].signature);
+  for (int r = 1; r < n; ++r) {
+    if (calls[r].signature == calls[0].signature) continue;
+    return fail(Kind::Mismatch, "collective mismatch " + where + ": rank " + std::to_string(global_ranks[0]) +
+                                    " called " + calls[0].signature + " but rank " + std::to_string(global_ranks[r]) +
+                                    " called " + calls[r].signature);
   }
-  const std::string& op = round.calls[0].op;
-  if (op == "all_to_all_single") {
-    for (int i = 0; i < size(); ++i) {
-      for (int j = 0; j < size(); ++j) {
-        const int64_t sent = round.calls[i].send_rows[j], expected = round.calls[j].recv_rows[i];
+  if (calls[0].op == "all_to_all_single") {
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        const int64_t sent = calls[i].send_rows[j], expected = calls[j].recv_rows[i];
         if (sent == expected) continue;
         return fail(Kind::Mismatch, "all_to_all_single split mismatch " + where + ": rank " +
-                                        std::to_string(global_ranks_[i]) + " sends " + std::to_string(sent) +
-                                        " rows to rank " + std::to_string(global_ranks_[j]) + " but rank " +
-                                        std::to_string(global_ranks_[j]) + " expects " + std::to_string(expected) +
-                                        " rows from rank " + std::to_string(global_ranks_[i]));
+                                        std::to_string(global_ranks[i]) + " sends " + std::to_string(sent) +
+                                        " rows to rank " + std::to_string(global_ranks[j]) + " but rank " +
+                                        std::to_string(global_ranks[j]) + " expects " + std::to_string(expected) +
+                                        " rows from rank " + std::to_string(global_ranks[i]));
       }
     }
-  } else if (op == "split") {
-    decide_split_locked(round);
   }
+  return {};
+}
+
+void GroupState::decide_locked(Round& round, uint64_t seq) {
+  const CallVerdict verdict = judge_calls(round.calls, global_ranks_, name_, seq);
+  if (verdict.failed) {
+    round.verdict = Round::Verdict::Failed;
+    round.error_kind = verdict.kind;
+    round.error_message = verdict.message;
+    return;
+  }
+  if (round.calls[0].op == "split") decide_split_locked(round);
   round.verdict = Round::Verdict::Go;
 }
 

@@ -30,6 +30,17 @@ struct Call {
   std::string split_name;
 };
 
+// Whether the calls of one collective (by group rank) can go ahead: every rank's arguments valid,
+// every signature equal, all_to_all_single's splits agreeing pairwise. The message names the
+// ranks, the group and the sequence number.
+struct CallVerdict {
+  bool failed = false;
+  CollectiveError::Kind kind = CollectiveError::Kind::Mismatch;
+  std::string message;
+};
+CallVerdict judge_calls(const std::vector<Call>& calls, const std::vector<int>& global_ranks, const std::string& group,
+                        uint64_t seq);
+
 struct SplitResult {
   std::shared_ptr<GroupState> group;  // null for color < 0
   int rank = -1;

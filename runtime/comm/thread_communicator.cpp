@@ -3,6 +3,8 @@
 // same contract as NCCL, which sees only device pointers).
 #include "runtime/comm/thread_communicator.h"
 
+#include "runtime/comm/collective_checks.h"
+
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/ScalarType.h>
@@ -16,76 +18,13 @@
 
 namespace shardfuzz::comm::detail {
 namespace {
-
-std::string dtype_name(at::ScalarType t) {
-  switch (t) {
-    case at::kFloat: return "float";
-    case at::kDouble: return "double";
-    case at::kHalf: return "half";
-    case at::kBFloat16: return "bfloat16";
-    case at::kLong: return "int64";
-    case at::kInt: return "int32";
-    case at::kShort: return "int16";
-    case at::kChar: return "int8";
-    case at::kByte: return "uint8";
-    case at::kBool: return "bool";
-    default: {
-      std::string name = c10::toString(t);
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-      return name;
-    }
-  }
-}
-
-std::string shape_str(at::IntArrayRef sizes) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < sizes.size(); ++i) os << (i ? ", " : "") << sizes[i];
-  os << "]";
-  return os.str();
-}
-
-// Why `t` cannot be a collective buffer, or "" if it can.
-std::string tensor_problem(const at::Tensor& t, const char* role) {
-  const std::string r = role;
-  if (!t.defined()) return r + " is undefined";
-  if (t.layout() != at::kStrided) return r + " is not a strided (dense) tensor";
-  if (!t.device().is_cpu()) return r + " is on " + t.device().str() + ", ThreadWorld needs CPU tensors";
-  if (!t.is_contiguous())
-    return r + " is not contiguous (shape " + shape_str(t.sizes()) + ", strides " + shape_str(t.strides()) + ")";
-  return "";
-}
-
-std::string first_problem(std::initializer_list<std::string> problems) {
-  for (const auto& p : problems)
-    if (!p.empty()) return p;
-  return "";
-}
-
-// Signature pieces that stay printable for undefined tensors, so a rank with bad arguments still
-// publishes something readable.
-std::string numel_and_dtype(const at::Tensor& t) {
-  if (!t.defined()) return "undefined";
-  return "numel=" + std::to_string(t.numel()) + ", " + dtype_name(t.scalar_type());
-}
-std::string shape_and_dtype(const at::Tensor& t) {
-  if (!t.defined()) return "undefined";
-  return "shape=" + shape_str(t.sizes()) + ", " + dtype_name(t.scalar_type());
-}
-
-const char* byte_begin(const at::Tensor& t) { return static_cast<const char*>(t.data_ptr()); }
-const char* byte_end(const at::Tensor& t) { return byte_begin(t) + t.numel() * t.element_size(); }
-bool overlaps(const at::Tensor& a, const at::Tensor& b) {
-  if (a.numel() == 0 || b.numel() == 0) return false;
-  return byte_begin(a) < byte_end(b) && byte_begin(b) < byte_end(a);
-}
-
-// A flat, autograd-free alias of `numel` elements at `data` (another rank's buffer or our own).
-at::Tensor alias(const void* data, int64_t offset, int64_t numel, at::ScalarType dtype) {
+// A flat, autograd-free alias of `numel` elements at `data` (another rank's buffer or our own) on
+// `device` (every rank of a ThreadWorld uses the same one).
+at::Tensor alias(const void* data, int64_t offset, int64_t numel, at::ScalarType dtype, c10::Device device) {
   auto* base = static_cast<char*>(const_cast<void*>(data)) + offset * c10::elementSize(dtype);
-  return at::from_blob(base, {numel}, at::TensorOptions().dtype(dtype).device(at::kCPU));
+  return at::from_blob(base, {numel}, at::TensorOptions().dtype(dtype).device(device));
 }
-at::Tensor alias(const at::Tensor& t) { return alias(t.data_ptr(), 0, t.numel(), t.scalar_type()); }
+at::Tensor alias(const at::Tensor& t) { return alias(t.data_ptr(), 0, t.numel(), t.scalar_type(), t.device()); }
 
 // Sums chunk [offset, offset+numel) of every rank's input into `target`, in rank order 0..n-1 so
 // that every rank (and every run) rounds identically.
@@ -93,8 +32,8 @@ void reduce_into(at::Tensor& target, const std::vector<Call>& calls, int64_t off
                  ReduceOp op) {
   const int64_t numel = target.numel();
   if (numel == 0) return;
-  target.copy_(alias(calls[0].input, offset, numel, dtype));
-  for (size_t r = 1; r < calls.size(); ++r) target.add_(alias(calls[r].input, offset, numel, dtype));
+  target.copy_(alias(calls[0].input, offset, numel, dtype, target.device()));
+  for (size_t r = 1; r < calls.size(); ++r) target.add_(alias(calls[r].input, offset, numel, dtype, target.device()));
   if (op == ReduceOp::Avg) {
     const auto n = static_cast<int64_t>(calls.size());
     if (c10::isIntegralType(dtype, /*includeBool=*/false))
@@ -102,11 +41,6 @@ void reduce_into(at::Tensor& target, const std::vector<Call>& calls, int64_t off
     else
       target.div_(n);
   }
-}
-
-std::string reduce_problem(const at::Tensor& t, ReduceOp op) {
-  if (t.defined() && op == ReduceOp::Avg && t.scalar_type() == at::kBool) return "avg is not defined for bool";
-  return "";
 }
 
 template <class F>
@@ -121,29 +55,6 @@ Computed guarded(F&& f) {
   }
 }
 
-// Resolves one side of all_to_all_single's split sizes into rows per peer.
-std::string resolve_splits(const std::vector<int64_t>& given, const at::Tensor& t, int n, const char* what,
-                           std::vector<int64_t>& rows) {
-  const int64_t total = t.size(0);
-  const std::string name = what;
-  if (given.empty()) {
-    if (total % n != 0)
-      return name + " is empty (equal split) but " + std::to_string(total) + " rows do not divide by group size " +
-             std::to_string(n);
-    rows.assign(n, total / n);
-    return "";
-  }
-  if (static_cast<int>(given.size()) != n)
-    return name + " has " + std::to_string(given.size()) + " entries, expected group size " + std::to_string(n);
-  for (int i = 0; i < n; ++i)
-    if (given[i] < 0) return name + "[" + std::to_string(i) + "] is " + std::to_string(given[i]);
-  const int64_t sum = std::accumulate(given.begin(), given.end(), int64_t{0});
-  if (sum != total)
-    return name + " sum to " + std::to_string(sum) + " but the tensor has " + std::to_string(total) + " rows";
-  rows = given;
-  return "";
-}
-
 }  // namespace
 
 void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Tensor& input) {
@@ -154,11 +65,9 @@ void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Te
   call.signature = call.op + "(" + numel_and_dtype(input) + ")";
   call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
   bool in_place = false;
+  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
   if (call.invalid.empty()) {
-    if (output.scalar_type() != input.scalar_type())
-      call.invalid = "output dtype " + dtype_name(output.scalar_type()) + " differs from input dtype " +
-                     dtype_name(input.scalar_type());
-    else if (output.numel() != input.numel() * n)
+    if (output.numel() != input.numel() * n)
       call.invalid = "output has numel " + std::to_string(output.numel()) + ", expected " +
                      std::to_string(input.numel() * n) + " (input numel " + std::to_string(input.numel()) +
                      " x group size " + std::to_string(n) + ")";
@@ -176,7 +85,7 @@ void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Te
     at::Tensor out = alias(output);
     for (int r = 0; r < n; ++r) {
       if (r == rank_ && in_place) continue;
-      out.narrow(0, r * chunk, chunk).copy_(alias(round.calls[r].input, 0, chunk, input.scalar_type()));
+      out.narrow(0, r * chunk, chunk).copy_(alias(round.calls[r].input, 0, chunk, input.scalar_type(), input.device()));
     }
   });
   complete(seq, round, computed);
@@ -191,11 +100,9 @@ void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Ten
   call.invalid =
       first_problem({tensor_problem(input, "input"), tensor_problem(output, "output"), reduce_problem(input, op)});
   bool in_place = false;
+  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
   if (call.invalid.empty()) {
-    if (output.scalar_type() != input.scalar_type())
-      call.invalid = "output dtype " + dtype_name(output.scalar_type()) + " differs from input dtype " +
-                     dtype_name(input.scalar_type());
-    else if (input.numel() != output.numel() * n)
+    if (input.numel() != output.numel() * n)
       call.invalid = "input has numel " + std::to_string(input.numel()) + ", expected " +
                      std::to_string(output.numel() * n) + " (output numel " + std::to_string(output.numel()) +
                      " x group size " + std::to_string(n) + ")";
@@ -246,14 +153,12 @@ void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor&
     call.invalid = "input and output need a dim 0 to split along";
   call.signature =
       call.op + "(" +
-      (call.invalid.empty() ? "row_shape=" + shape_str(input.sizes().slice(1)) + ", " + dtype_name(input.scalar_type())
+      (call.invalid.empty() ? "row_shape=" + shape_str(input.sizes().slice(1)) + ", " + dtype_name(input.scalar_type()) + on_device(input)
                             : std::string("invalid")) +
       ")";
+  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
   if (call.invalid.empty()) {
-    if (output.scalar_type() != input.scalar_type())
-      call.invalid = "output dtype " + dtype_name(output.scalar_type()) + " differs from input dtype " +
-                     dtype_name(input.scalar_type());
-    else if (output.sizes().slice(1) != input.sizes().slice(1))
+    if (output.sizes().slice(1) != input.sizes().slice(1))
       call.invalid = "output rows have shape " + shape_str(output.sizes().slice(1)) + " but input rows have shape " +
                      shape_str(input.sizes().slice(1));
     else if (overlaps(input, output))
@@ -276,7 +181,7 @@ void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor&
       const int64_t count = recv_rows[r] * row;
       if (count > 0)
         out.narrow(0, out_row * row, count)
-            .copy_(alias(round.calls[r].input, in_row * row, count, input.scalar_type()));
+            .copy_(alias(round.calls[r].input, in_row * row, count, input.scalar_type(), input.device()));
       out_row += recv_rows[r];
     }
   });
@@ -296,7 +201,7 @@ void ThreadCommunicator::broadcast(at::Tensor& tensor, int root) {
   Round& round = group_->arrive(rank_, seq, std::move(call));
   const Computed computed = guarded([&] {
     if (rank_ != root && tensor.numel() > 0)
-      alias(tensor).copy_(alias(round.calls[root].input, 0, tensor.numel(), tensor.scalar_type()));
+      alias(tensor).copy_(alias(round.calls[root].input, 0, tensor.numel(), tensor.scalar_type(), tensor.device()));
   });
   complete(seq, round, computed);
 }

@@ -2,17 +2,16 @@
 #include "runtime/fsdp/rank_runtime.h"
 
 #include "runtime/fsdp/param_group.h"
-#include "runtime/memory/counting_allocator.h"
 
 #include <algorithm>
 #include <chrono>
 
 namespace shardfuzz::fsdp {
 
-RankRuntime::RankRuntime(int rank, Profile profile)
-    : rank_(rank), profile_(std::move(profile)), ledger_(std::make_shared<memory::Ledger>(rank)) {
-  memory::reset_peak(rank_);
-  baseline_bytes_ = memory::allocated_bytes(rank_).current;
+RankRuntime::RankRuntime(int rank, Profile profile, memory::Probe probe)
+    : rank_(rank), profile_(std::move(profile)), probe_(probe), ledger_(std::make_shared<memory::Ledger>(rank)) {
+  probe_.reset_peak(rank_);
+  baseline_bytes_ = probe_.bytes(rank_).current;
 }
 
 void RankRuntime::register_group(ParamGroup* group) {
@@ -48,9 +47,10 @@ void RankRuntime::record(const std::string& event, const std::string& group, nlo
   e.step = step_;
   e.at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
                 .count();
-  memory::RankBytes bytes = memory::allocated_bytes(rank_);
+  memory::RankBytes bytes = probe_.bytes(rank_);
   e.allocated_bytes = bytes.current - baseline_bytes_;
   e.peak_bytes = bytes.peak - baseline_bytes_;
+  e.reserved_bytes = probe_.reserved_bytes();
   e.ledger = ledger_->totals();
   for (ParamGroup* g : groups()) {
     if (g->has_pending_all_gather()) {

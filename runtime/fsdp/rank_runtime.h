@@ -5,6 +5,7 @@
 
 #include "runtime/fsdp/profile.h"
 #include "runtime/memory/ledger.h"
+#include "runtime/memory/probe.h"
 #include "runtime/memory/timeline.h"
 
 #include <nlohmann/json.hpp>
@@ -20,12 +21,14 @@ class ParamGroup;
 
 class RankRuntime {
  public:
-  RankRuntime(int rank, Profile profile);
+  // `probe`: where this rank's tensors live and its bytes are read (the CPU allocator by default).
+  RankRuntime(int rank, Profile profile, memory::Probe probe = memory::Probe::cpu());
   RankRuntime(const RankRuntime&) = delete;
   RankRuntime& operator=(const RankRuntime&) = delete;
 
   int rank() const { return rank_; }
   const Profile& profile() const { return profile_; }
+  const memory::Probe& probe() const { return probe_; }
   memory::Ledger& ledger() { return *ledger_; }
   const std::shared_ptr<memory::Ledger>& ledger_ptr() const { return ledger_; }
   memory::Timeline& timeline() { return timeline_; }
@@ -53,6 +56,7 @@ class RankRuntime {
  private:
   int rank_;
   Profile profile_;
+  memory::Probe probe_;
   std::shared_ptr<memory::Ledger> ledger_;
   memory::Timeline timeline_;
   int step_ = 0;

@@ -14,6 +14,7 @@ namespace shardfuzz::memory {
 bool cuda_probe_built() { return true; }
 
 bool cuda_device_available() { return c10::cuda::device_count() > 0; }
+int cuda_device_count() { return static_cast<int>(c10::cuda::device_count()); }
 
 DeviceBytes device_bytes(int device) {
   if (!cuda_device_available()) return {};
@@ -38,6 +39,7 @@ void reset_device_peaks(int device) {
 
 bool cuda_probe_built() { return false; }
 bool cuda_device_available() { return false; }
+int cuda_device_count() { return 0; }
 DeviceBytes device_bytes(int) { return {}; }
 void reset_device_peaks(int) {}
 

@@ -18,6 +18,7 @@ struct DeviceBytes {
 // Whether this build has the CUDA probe, and whether a device is there to read.
 bool cuda_probe_built();
 bool cuda_device_available();
+int cuda_device_count();  // 0 without the probe
 
 // Device `device`'s bytes (zeros without the probe or the device).
 DeviceBytes device_bytes(int device = 0);

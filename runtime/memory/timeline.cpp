@@ -52,9 +52,37 @@ nlohmann::json TimelineEvent::to_json() const {
                       {"unsharded", unsharded},
                       {"finished_backward", finished_backward},
                       {"pending_all_gather_bytes", pending_all_gather_bytes}};
+  if (reserved_bytes != 0) j["reserved_bytes"] = reserved_bytes;
   if (!all_reduce_input_bytes.empty()) j["all_reduce_input_bytes"] = all_reduce_input_bytes;
   if (!detail.empty()) j["detail"] = detail;
   return j;
+}
+
+TimelineEvent TimelineEvent::from_json(const nlohmann::json& j) {
+  TimelineEvent e;
+  e.event = j.at("event").get<std::string>();
+  e.group = j.at("group").get<std::string>();
+  e.category = j.at("category").get<std::string>();
+  e.rank = j.at("rank").get<int>();
+  e.step = j.at("step").get<int>();
+  e.at_ns = j.at("at_ns").get<int64_t>();
+  e.allocated_bytes = j.at("allocated_bytes").get<int64_t>();
+  e.peak_bytes = j.at("peak_bytes").get<int64_t>();
+  e.reserved_bytes = j.value("reserved_bytes", int64_t{0});
+  e.unsharded_grad_bytes = j.at("unsharded_grad_bytes").get<int64_t>();
+  for (const auto& [name, bytes] : j.at("ledger").items()) {
+    int k = 0;
+    while (k < kBufferKinds && name != to_string(static_cast<BufferKind>(k))) ++k;
+    if (k == kBufferKinds) throw nlohmann::json::other_error::create(501, "unknown buffer kind '" + name + "'", &j);
+    e.ledger[k] = bytes.get<int64_t>();
+  }
+  e.pending_all_gather = j.at("pending_all_gather").get<std::vector<std::string>>();
+  e.unsharded = j.at("unsharded").get<std::vector<std::string>>();
+  e.finished_backward = j.at("finished_backward").get<std::vector<std::string>>();
+  e.pending_all_gather_bytes = j.at("pending_all_gather_bytes").get<std::map<std::string, int64_t>>();
+  e.all_reduce_input_bytes = j.value("all_reduce_input_bytes", std::map<std::string, int64_t>{});
+  if (j.contains("detail")) e.detail = j.at("detail");
+  return e;
 }
 
 void Timeline::record(TimelineEvent event) {

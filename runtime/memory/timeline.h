@@ -25,6 +25,7 @@ struct TimelineEvent {
   int64_t at_ns = 0;  // when it was recorded (steady clock; 0: not known, e.g. read from a recorded trace)
   int64_t allocated_bytes = 0;  // the allocator probe, this rank, above the rank runtime's start
   int64_t peak_bytes = 0;       // peak since the rank runtime's start, same origin
+  int64_t reserved_bytes = 0;   // on a CUDA device: what its caching allocator holds (absolute; 0 on CPU)
   KindTotals ledger{};          // ledger bytes by kind, this rank
   // Gradients autograd accumulated into unsharded parameters and not yet reduce-scattered:
   // autograd owns them, so they are not ledger entries, but they are what a group in backward
@@ -43,6 +44,8 @@ struct TimelineEvent {
 
   int64_t ledger_total() const;
   nlohmann::json to_json() const;
+  // The inverse of to_json (nlohmann::json::exception on a malformed event).
+  static TimelineEvent from_json(const nlohmann::json& json);
 };
 
 // The events of one step and category, in order.

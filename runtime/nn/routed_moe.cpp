@@ -33,12 +33,12 @@ std::string on_rank(const Module& m) {
 }
 
 std::vector<int64_t> to_vector(const at::Tensor& t) {
-  at::Tensor c = t.to(at::kLong).contiguous();
+  at::Tensor c = t.to(at::kCPU, at::kLong).contiguous();
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
 }
 
-at::Tensor to_index(const std::vector<int64_t>& v) {
-  return at::tensor(v, at::TensorOptions().dtype(at::kLong)).reshape({static_cast<int64_t>(v.size())});
+at::Tensor to_index(const std::vector<int64_t>& v, c10::Device device) {
+  return at::tensor(v, at::TensorOptions().dtype(at::kLong)).reshape({static_cast<int64_t>(v.size())}).to(device);
 }
 
 // Keeps [first, first + n) of a full per-expert tensor as its own storage.
@@ -123,7 +123,7 @@ at::Tensor RoutedMoE::forward(const at::Tensor& x) {
     // the stable sort keeps tokens in order within an expert, as upstream's permutation does.
     order = std::get<1>(at::sort(flat, /*stable=*/true, /*dim=*/0, /*descending=*/false));
     token_of = at::div(order, k, "floor");
-    counts = at::zeros({E}, at::kLong).index_add_(0, flat, at::ones({T * k}, at::kLong));
+    counts = at::zeros({E}, flat.options()).index_add_(0, flat, at::ones({T * k}, flat.options()));
   }
   at::Tensor weights = routing::index_rows(ops::reshape(routing::topk_weights(probs, chosen), {T * k}), order);
   at::Tensor routed = routing::index_rows(x, token_of);  // [T*k, D], grouped by global expert
@@ -171,10 +171,10 @@ at::Tensor RoutedMoE::run_experts(const at::Tensor& routed, const at::Tensor& co
     }
   for (std::size_t p = 0; p < regroup.size(); ++p) inverse[static_cast<std::size_t>(regroup[p])] = static_cast<int64_t>(p);
 
-  at::Tensor grouped = routing::index_rows(received, to_index(regroup));
+  at::Tensor grouped = routing::index_rows(received, to_index(regroup, received.device()));
   experts_->set_tokens_per_expert(per_expert);
   at::Tensor out = (*experts_)(grouped);  // the hooks fire here, between dispatch and combine
-  at::Tensor by_source = routing::index_rows(out, to_index(inverse));
+  at::Tensor by_source = routing::index_rows(out, to_index(inverse, out.device()));
   return routing::all_to_all(by_source, ep_, send_splits, recv_splits);
 }
 

@@ -87,7 +87,7 @@ void StepCheckpoint::restore(const std::vector<fsdp::ParamGroup*>& groups, Shard
 
 RuntimeSnapshot RuntimeSnapshot::of(fsdp::RankRuntime& runtime) {
   RuntimeSnapshot s;
-  s.allocated_bytes = memory::allocated_bytes(runtime.rank()).current;
+  s.allocated_bytes = runtime.probe().bytes(runtime.rank()).current;
   s.ledger = runtime.ledger().totals();
   for (fsdp::ParamGroup* g : runtime.groups()) {
     if (g->sharded_state() != fsdp::ShardedState::Sharded) s.unsharded.push_back(g->name());

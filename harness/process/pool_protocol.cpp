@@ -1,0 +1,75 @@
+// Keys, environment and options of the rank-process pool.
+#include "harness/process/pool_protocol.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace shardfuzz::harness::process {
+namespace {
+
+std::string env_text(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  if (v && *v) return v;
+  if (fallback) return fallback;
+  throw std::invalid_argument(std::string(name) + ": not set (a rank process needs torchrun's RANK, WORLD_SIZE, "
+                                                   "MASTER_ADDR and MASTER_PORT)");
+}
+
+int env_int(const char* name, const char* fallback, int lo, int hi) {
+  const std::string text = env_text(name, fallback);
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(text, &used);
+    if (used == text.size() && v >= lo && v <= hi) return v;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(std::string(name) + ": '" + text + "' is not an integer in " + std::to_string(lo) + "-" +
+                              std::to_string(hi));
+}
+
+}  // namespace
+
+RankEnv rank_env_from_environment() {
+  RankEnv e;
+  e.world_size = env_int("WORLD_SIZE", nullptr, 1, 4096);
+  e.rank = env_int("RANK", nullptr, 0, e.world_size - 1);
+  e.local_rank = env_int("LOCAL_RANK", "0", 0, 4095);
+  e.master_addr = env_text("MASTER_ADDR", nullptr);
+  e.master_port = env_int("MASTER_PORT", nullptr, 1, 65535);
+  e.pool = env_text("SHARDFUZZ_POOL", "shardfuzz");
+  e.comm = env_text("SHARDFUZZ_COMM", "store");
+  if (e.comm != "store" && e.comm != "nccl")
+    throw std::invalid_argument("SHARDFUZZ_COMM: '" + e.comm + "' is not a rank-process communicator (store, nccl)");
+  return e;
+}
+
+std::string case_key(const std::string& pool, int64_t k) { return pool + "/case/" + std::to_string(k); }
+std::string case_prefix(const std::string& pool, int64_t k) { return pool + "/c" + std::to_string(k); }
+std::string record_key(const std::string& pool, int64_t k, int rank) {
+  return case_prefix(pool, k) + "/record/" + std::to_string(rank);
+}
+std::string stop_key(const std::string& pool) { return pool + "/stop"; }
+
+nlohmann::json to_json(const RunOptions& o) {
+  return {{"deadline_ms", o.deadline.count()}, {"optimizer_step", o.optimizer_step},
+          {"record_timeline", o.record_timeline}, {"recover", o.recover},
+          {"device", o.device}};
+}
+
+RunOptions run_options_from_json(const nlohmann::json& j) {
+  RunOptions o;
+  o.deadline = std::chrono::milliseconds(j.at("deadline_ms").get<int64_t>());
+  o.optimizer_step = j.at("optimizer_step").get<bool>();
+  o.record_timeline = j.at("record_timeline").get<bool>();
+  o.recover = j.at("recover").get<bool>();
+  o.device = j.at("device").get<std::string>();
+  return o;
+}
+
+uint64_t scenario_hash(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+}  // namespace shardfuzz::harness::process

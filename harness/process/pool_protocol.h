@@ -1,0 +1,45 @@
+// How the process backend's launcher and its rank processes talk, through the TCPStore the
+// launcher serves: the environment a rank process starts with, and the keys of each case.
+//
+//   <pool>/case/<k>            the launcher: {"scenario": <scenario JSON>, "hash": ..., "options": ...}
+//   <pool>/c<k>/...            the ranks' collectives (StoreWorld prefix) or NCCL's unique id
+//   <pool>/c<k>/record/<rank>  each rank: {"record": RankRecord, "fired": [...], "error": ..., ...}
+//   <pool>/stop                the launcher: every rank process exits
+#pragma once
+
+#include "harness/threads_backend.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace shardfuzz::harness::process {
+
+// torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) and ours
+// (SHARDFUZZ_POOL: the key namespace; SHARDFUZZ_COMM: "store" or "nccl").
+struct RankEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  std::string pool = "shardfuzz";
+  std::string comm = "store";
+};
+// From the environment; std::invalid_argument naming the variable that is missing or malformed.
+RankEnv rank_env_from_environment();
+
+std::string case_key(const std::string& pool, int64_t k);
+std::string case_prefix(const std::string& pool, int64_t k);
+std::string record_key(const std::string& pool, int64_t k, int rank);
+std::string stop_key(const std::string& pool);
+
+nlohmann::json to_json(const RunOptions& options);
+RunOptions run_options_from_json(const nlohmann::json& json);
+
+// FNV-1a of the scenario's canonical JSON text: every rank checks that it parsed what the
+// launcher (or rank 0) generated.
+uint64_t scenario_hash(const std::string& canonical_text);
+
+}  // namespace shardfuzz::harness::process

@@ -1,0 +1,247 @@
+// The launcher: a pool of rank processes, one case at a time.
+#include "harness/process/process_backend.h"
+
+#include "harness/process/pool_protocol.h"
+#include "harness/rank_run.h"
+#include "harness/run_record_json.h"
+#include "harness/scenario_json.h"
+#include "runtime/comm/nccl_world.h"
+#include "runtime/memory/device_memory.h"
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace shardfuzz::harness::process {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string this_executable() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot read /proc/self/exe to start rank processes");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string exit_description(int status) {
+  if (WIFSIGNALED(status))
+    return "signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  return "exit code " + std::to_string(WEXITSTATUS(status));
+}
+
+// The rank processes of one world size, and the store they rendezvous through.
+class RankPool {
+ public:
+  RankPool(const ProcessOptions& options, int world) : world_(world) {
+    static std::atomic<int> pools{0};
+    pool_ = "pool" + std::to_string(getpid()) + "-" + std::to_string(pools++);
+    c10d::TCPStoreOptions so;
+    so.port = 0;  // the kernel picks a free port
+    so.isServer = true;
+    so.waitWorkers = false;
+    so.timeout = std::chrono::seconds(60);
+    store_ = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+    const std::string worker = options.worker.empty() ? this_executable() : options.worker;
+    for (int r = 0; r < world; ++r) spawn(worker, options.comm, r);
+  }
+
+  ~RankPool() {
+    try {
+      store_->set(stop_key(pool_), std::vector<uint8_t>{1});
+    } catch (const std::exception&) {
+    }
+    const auto until = Clock::now() + std::chrono::seconds(2);
+    for (pid_t pid : pids_) {
+      if (pid <= 0) continue;
+      int status = 0;
+      while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (Clock::now() > until) {
+          kill(pid, SIGKILL);
+          waitpid(pid, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+  }
+
+  int world() const { return world_; }
+  bool broken() const { return broken_; }
+
+  RunRecord run(const Scenario& sc, const RunOptions& options, bool recovery, std::chrono::seconds limit,
+                const std::string& backend) {
+    const int64_t k = next_case_++;
+    const std::string text = to_json_text(sc);
+    const nlohmann::json job = {{"scenario", nlohmann::json::parse(text)},
+                                {"hash", scenario_hash(text)},
+                                {"options", to_json(options)},
+                                {"recovery", recovery}};
+    const std::string payload = job.dump();
+    store_->set(case_key(pool_, k), std::vector<uint8_t>(payload.begin(), payload.end()));
+
+    RunRecord run;
+    run.backend = backend;
+    run.deadline_ms = static_cast<int>(options.deadline.count());
+    run.recovery = recovery;
+    run.ranks.resize(static_cast<std::size_t>(world_));
+    std::vector<RankFailure> failures;
+    std::vector<std::string> keys;
+    for (int r = 0; r < world_; ++r) keys.push_back(record_key(pool_, k, r));
+    const auto t0 = Clock::now();
+    for (auto pause = std::chrono::microseconds(50);; pause = std::min(pause * 2, std::chrono::microseconds(5000))) {
+      if (store_->check(keys)) break;
+      if (const std::string died = reap_dead(); !died.empty()) {
+        failures.push_back({dead_rank_, died, "process_died"});
+        break;
+      }
+      if (Clock::now() - t0 > limit) {
+        failures.push_back({0, "no rank answered case " + std::to_string(k) + " within " +
+                                   std::to_string(limit.count()) + " s", "deadline"});
+        broken_ = true;
+        break;
+      }
+      std::this_thread::sleep_for(pause);
+    }
+    run.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    for (int r = 0; r < world_; ++r) {
+      run.ranks[static_cast<std::size_t>(r)].rank = r;
+      if (!store_->check({keys[static_cast<std::size_t>(r)]})) continue;
+      const std::vector<uint8_t> bytes = store_->get(keys[static_cast<std::size_t>(r)]);
+      store_->deleteKey(keys[static_cast<std::size_t>(r)]);
+      const nlohmann::json reply = nlohmann::json::parse(bytes.begin(), bytes.end());
+      run.ranks[static_cast<std::size_t>(r)] = rank_record_from_json(reply.at("record"));
+      for (const auto& f : reply.at("fired")) run.fired_faults.push_back(fired_fault_from_json(f));
+      if (r == 0) run.host_rss_bytes = reply.at("host_rss_bytes").get<std::vector<int64_t>>();
+      if (const auto error = reply.at("error").get<std::string>(); !error.empty())
+        failures.push_back({r, error, reply.at("error_kind").get<std::string>()});
+    }
+    store_->deleteKey(case_key(pool_, k));
+    std::sort(run.fired_faults.begin(), run.fired_faults.end(),
+              [](const FiredFault& a, const FiredFault& b) { return a.at_seconds < b.at_seconds; });
+    set_root_failure(run, failures);
+    return run;
+  }
+
+ private:
+  void spawn(const std::string& worker, const std::string& comm, int rank) {
+    // Everything the child needs is built before fork: after it, only exec.
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+      const std::string kv = *e;
+      const std::string name = kv.substr(0, kv.find('='));
+      if (name == "RANK" || name == "WORLD_SIZE" || name == "LOCAL_RANK" || name == "MASTER_ADDR" ||
+          name == "MASTER_PORT" || name == "SHARDFUZZ_POOL" || name == "SHARDFUZZ_COMM")
+        continue;
+      env.push_back(kv);
+    }
+    env.push_back("RANK=" + std::to_string(rank));
+    env.push_back("LOCAL_RANK=" + std::to_string(rank));
+    env.push_back("WORLD_SIZE=" + std::to_string(world_));
+    env.push_back("MASTER_ADDR=127.0.0.1");
+    env.push_back("MASTER_PORT=" + std::to_string(store_->getPort()));
+    env.push_back("SHARDFUZZ_POOL=" + pool_);
+    env.push_back("SHARDFUZZ_COMM=" + comm);
+    std::vector<char*> envp;
+    for (auto& kv : env) envp.push_back(kv.data());
+    envp.push_back(nullptr);
+    std::string exe = worker, verb = "rank-worker";
+    char* argv[] = {exe.data(), verb.data(), nullptr};
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork of rank process failed: ") + std::strerror(errno));
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // a launcher that dies takes its ranks with it
+      if (getppid() != parent) _exit(127);
+      dup2(2, 1);  // the launcher's stdout is for its own report
+      execve(exe.c_str(), argv, envp.data());
+      _exit(127);
+    }
+    pids_.push_back(pid);
+  }
+
+  // The first rank process that has exited, described; "" when all live.
+  std::string reap_dead() {
+    for (int r = 0; r < world_; ++r) {
+      pid_t& pid = pids_[static_cast<std::size_t>(r)];
+      if (pid <= 0) continue;
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) != pid) continue;
+      pid = -1;
+      broken_ = true;
+      dead_rank_ = r;
+      return "process died: " + exit_description(status);
+    }
+    return "";
+  }
+
+  int world_;
+  std::string pool_;
+  c10::intrusive_ptr<c10d::TCPStore> store_;
+  std::vector<pid_t> pids_;
+  int64_t next_case_ = 0;
+  bool broken_ = false;
+  int dead_rank_ = 0;
+};
+
+class ProcessBackend final : public Backend {
+ public:
+  explicit ProcessBackend(ProcessOptions options) : options_(std::move(options)) {
+    if (options_.comm != "store" && options_.comm != "nccl")
+      throw std::invalid_argument("--backend: '" + options_.comm + "' is not a rank-process communicator");
+    if (options_.nproc < 0 || options_.nproc > 64)
+      throw std::invalid_argument("--nproc: " + std::to_string(options_.nproc) + " outside 1-64");
+    if (options_.comm == "nccl") {
+      if (!comm::nccl_built())
+        throw std::invalid_argument("--backend nccl: this build has no NCCL (configure with a CUDA LibTorch, "
+                                    "docs/gpu-path.md)");
+      options_.run.device = "cuda";
+      options_.run.recover = false;  // an NCCL world is not recovered in place
+    }
+    memory::Probe::named(options_.run.device, "--device");  // refuse a device this host lacks, now
+  }
+
+  std::string name() const override { return options_.comm == "nccl" ? "nccl" : "process"; }
+
+  RunRecord run(const Scenario& sc) override {
+    sc.validate();
+    rank_probe(sc, options_.run, /*ranks_share_a_process=*/false);
+    if (options_.nproc > 0 && sc.world_size != options_.nproc)
+      throw std::invalid_argument("world_size: " + std::to_string(sc.world_size) + " differs from --nproc " +
+                                  std::to_string(options_.nproc));
+    if (options_.comm == "nccl" && sc.world_size > memory::cuda_device_count())
+      throw std::invalid_argument("world_size: " + std::to_string(sc.world_size) + " ranks need as many GPUs for NCCL, "
+                                  "this host has " + std::to_string(memory::cuda_device_count()) +
+                                  " (NCCL refuses two ranks on one GPU; --backend process runs them through the store)");
+    if (!pool_ || pool_->broken() || pool_->world() != sc.world_size) {
+      pool_.reset();
+      pool_ = std::make_unique<RankPool>(options_, sc.world_size);
+    }
+    const bool recovery = options_.run.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
+                                                              [](const FaultSpec& f) { return f.is_recoverable(); });
+    return pool_->run(sc, options_.run, recovery, options_.case_limit, name());
+  }
+
+ private:
+  ProcessOptions options_;
+  std::unique_ptr<RankPool> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_process_backend(const ProcessOptions& options) {
+  return std::make_unique<ProcessBackend>(options);
+}
+
+}  // namespace shardfuzz::harness::process

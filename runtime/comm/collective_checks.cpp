@@ -1,0 +1,118 @@
+// Argument checks and signatures shared by the collective backends (ThreadWorld, StoreWorld).
+#include "runtime/comm/collective_checks.h"
+
+#include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <sstream>
+
+namespace shardfuzz::comm::detail {
+
+std::string dtype_name(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return "float";
+    case at::kDouble: return "double";
+    case at::kHalf: return "half";
+    case at::kBFloat16: return "bfloat16";
+    case at::kLong: return "int64";
+    case at::kInt: return "int32";
+    case at::kShort: return "int16";
+    case at::kChar: return "int8";
+    case at::kByte: return "uint8";
+    case at::kBool: return "bool";
+    default: {
+      std::string name = c10::toString(t);
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      return name;
+    }
+  }
+}
+
+std::string shape_str(at::IntArrayRef sizes) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < sizes.size(); ++i) os << (i ? ", " : "") << sizes[i];
+  os << "]";
+  return os.str();
+}
+
+// Why `t` cannot be a collective buffer, or "" if it can.
+std::string tensor_problem(const at::Tensor& t, const char* role) {
+  const std::string r = role;
+  if (!t.defined()) return r + " is undefined";
+  if (t.layout() != at::kStrided) return r + " is not a strided (dense) tensor";
+  if (!t.device().is_cpu() && !t.device().is_cuda())
+    return r + " is on " + t.device().str() + ", ThreadWorld needs CPU or CUDA tensors";
+  if (!t.is_contiguous())
+    return r + " is not contiguous (shape " + shape_str(t.sizes()) + ", strides " + shape_str(t.strides()) + ")";
+  return "";
+}
+
+std::string first_problem(std::initializer_list<std::string> problems) {
+  for (const auto& p : problems)
+    if (!p.empty()) return p;
+  return "";
+}
+
+// Signature pieces that stay printable for undefined tensors, so a rank with bad arguments still
+// publishes something readable.
+// An output that differs from its input in dtype or device.
+std::string pair_problem(const at::Tensor& output, const at::Tensor& input) {
+  if (output.scalar_type() != input.scalar_type())
+    return "output dtype " + dtype_name(output.scalar_type()) + " differs from input dtype " + dtype_name(input.scalar_type());
+  if (output.device() != input.device())
+    return "output is on " + output.device().str() + " but input is on " + input.device().str();
+  return "";
+}
+
+// Ranks on different devices mismatch: the device is part of the signature off the CPU.
+std::string on_device(const at::Tensor& t) { return t.device().is_cpu() ? "" : ", " + t.device().str(); }
+std::string numel_and_dtype(const at::Tensor& t) {
+  if (!t.defined()) return "undefined";
+  return "numel=" + std::to_string(t.numel()) + ", " + dtype_name(t.scalar_type()) + on_device(t);
+}
+std::string shape_and_dtype(const at::Tensor& t) {
+  if (!t.defined()) return "undefined";
+  return "shape=" + shape_str(t.sizes()) + ", " + dtype_name(t.scalar_type()) + on_device(t);
+}
+
+const char* byte_begin(const at::Tensor& t) { return static_cast<const char*>(t.data_ptr()); }
+const char* byte_end(const at::Tensor& t) { return byte_begin(t) + t.numel() * t.element_size(); }
+bool overlaps(const at::Tensor& a, const at::Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0) return false;
+  return byte_begin(a) < byte_end(b) && byte_begin(b) < byte_end(a);
+}
+
+std::string reduce_problem(const at::Tensor& t, ReduceOp op) {
+  if (t.defined() && op == ReduceOp::Avg && t.scalar_type() == at::kBool) return "avg is not defined for bool";
+  return "";
+}
+
+// Resolves one side of all_to_all_single's split sizes into rows per peer.
+std::string resolve_splits(const std::vector<int64_t>& given, const at::Tensor& t, int n, const char* what,
+                           std::vector<int64_t>& rows) {
+  const int64_t total = t.size(0);
+  const std::string name = what;
+  if (given.empty()) {
+    if (total % n != 0)
+      return name + " is empty (equal split) but " + std::to_string(total) + " rows do not divide by group size " +
+             std::to_string(n);
+    rows.assign(n, total / n);
+    return "";
+  }
+  if (static_cast<int>(given.size()) != n)
+    return name + " has " + std::to_string(given.size()) + " entries, expected group size " + std::to_string(n);
+  for (int i = 0; i < n; ++i)
+    if (given[i] < 0) return name + "[" + std::to_string(i) + "] is " + std::to_string(given[i]);
+  const int64_t sum = std::accumulate(given.begin(), given.end(), int64_t{0});
+  if (sum != total)
+    return name + " sum to " + std::to_string(sum) + " but the tensor has " + std::to_string(total) + " rows";
+  rows = given;
+  return "";
+}
+
+
+}  // namespace shardfuzz::comm::detail

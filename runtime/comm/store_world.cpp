@@ -1,0 +1,378 @@
+// StoreWorld's collectives: publish, wait (deadline and abort), judge, compute in rank order.
+#include "runtime/comm/store_world.h"
+
+#include "runtime/comm/collective_checks.h"
+#include "runtime/comm/group_state.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/accumulate.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+#include <thread>
+
+namespace shardfuzz::comm {
+namespace {
+
+using Kind = CollectiveError::Kind;
+using Bytes = std::vector<uint8_t>;
+using detail::Call;
+
+// What every group of this process shares: the store, the world's shape and its recovery epoch
+// (group keys carry it, so a recovered world never reads a failed round's keys).
+struct WorldShared {
+  c10::intrusive_ptr<c10d::Store> store;
+  StoreWorldOptions options;
+  std::atomic<int> epoch{0};
+
+  std::string abort_key(int e) const { return options.prefix + "/abort/" + std::to_string(e); }
+  std::string recover_key(int e) const { return options.prefix + "/recover/" + std::to_string(e); }
+};
+
+// One rank's contribution to a collective as it travels: the call's metadata as JSON, then the
+// buffer's bytes (host copy).
+Bytes encode(const Call& call, const at::Tensor& host) {
+  const nlohmann::json meta = {{"op", call.op},           {"signature", call.signature}, {"invalid", call.invalid},
+                               {"send", call.send_rows},  {"recv", call.recv_rows},      {"color", call.color},
+                               {"key", call.key},         {"name", call.split_name}};
+  const std::string text = meta.dump();
+  const auto n = static_cast<uint32_t>(text.size());
+  const std::size_t payload = host.defined() ? static_cast<std::size_t>(host.numel() * host.element_size()) : 0;
+  Bytes out(sizeof n + text.size() + payload);
+  std::memcpy(out.data(), &n, sizeof n);
+  std::memcpy(out.data() + sizeof n, text.data(), text.size());
+  if (payload) std::memcpy(out.data() + sizeof n + text.size(), host.data_ptr(), payload);
+  return out;
+}
+
+struct Received {
+  Call call;
+  Bytes bytes;
+  std::size_t offset = 0;  // where the payload starts in bytes
+  // A flat CPU alias of `numel` elements of the payload from element `first`.
+  at::Tensor payload(int64_t first, int64_t numel, at::ScalarType dtype) {
+    auto* base = bytes.data() + offset + first * static_cast<int64_t>(c10::elementSize(dtype));
+    return at::from_blob(base, {numel}, at::TensorOptions().dtype(dtype));
+  }
+};
+
+Received decode(Bytes bytes) {
+  Received r;
+  uint32_t n = 0;
+  std::memcpy(&n, bytes.data(), sizeof n);
+  const auto meta = nlohmann::json::parse(bytes.begin() + sizeof n, bytes.begin() + sizeof n + n);
+  r.call.op = meta.at("op").get<std::string>();
+  r.call.signature = meta.at("signature").get<std::string>();
+  r.call.invalid = meta.at("invalid").get<std::string>();
+  r.call.send_rows = meta.at("send").get<std::vector<int64_t>>();
+  r.call.recv_rows = meta.at("recv").get<std::vector<int64_t>>();
+  r.call.color = meta.at("color").get<int>();
+  r.call.key = meta.at("key").get<int>();
+  r.call.split_name = meta.at("name").get<std::string>();
+  r.offset = sizeof n + n;
+  r.bytes = std::move(bytes);
+  return r;
+}
+
+at::Tensor host_copy(const at::Tensor& t) {
+  return t.device().is_cpu() ? t.reshape({-1}) : t.reshape({-1}).to(at::kCPU);
+}
+
+std::string join(const std::vector<int>& v) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  return os.str();
+}
+
+class StoreCommunicator final : public Communicator {
+ public:
+  StoreCommunicator(std::shared_ptr<WorldShared> world, std::string name, std::string key, std::vector<int> members)
+      : world_(std::move(world)), name_(std::move(name)), key_(std::move(key)), members_(std::move(members)) {
+    const int me = world_->options.rank;
+    rank_ = static_cast<int>(std::find(members_.begin(), members_.end(), me) - members_.begin());
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(members_.size()); }
+  int global_rank() const override { return members_[static_cast<std::size_t>(rank_)]; }
+  const std::vector<int>& global_ranks() const override { return members_; }
+  const std::string& name() const override { return name_; }
+  uint64_t sequence() const override { return world_->epoch.load() == epoch_ ? sequence_ : 0; }
+
+  void all_gather_into_tensor(at::Tensor& output, const at::Tensor& input) override {
+    using namespace detail;
+    const int n = size();
+    Call call;
+    call.op = "all_gather_into_tensor";
+    call.signature = call.op + "(" + numel_and_dtype(input) + ")";
+    call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
+    if (call.invalid.empty()) call.invalid = pair_problem(output, input);
+    if (call.invalid.empty() && output.numel() != input.numel() * n)
+      call.invalid = "output has numel " + std::to_string(output.numel()) + ", expected " +
+                     std::to_string(input.numel() * n) + " (input numel " + std::to_string(input.numel()) +
+                     " x group size " + std::to_string(n) + ")";
+    auto peers = exchange(call, call.invalid.empty() ? host_copy(input) : at::Tensor());
+    const int64_t chunk = input.numel();
+    if (chunk == 0) return;
+    at::Tensor gathered = host_target(output);
+    for (int r = 0; r < n; ++r)
+      gathered.narrow(0, r * chunk, chunk).copy_(peers[r].payload(0, chunk, input.scalar_type()));
+    land(output, gathered);
+  }
+
+  void reduce_scatter_tensor(at::Tensor& output, const at::Tensor& input, ReduceOp op) override {
+    using namespace detail;
+    const int n = size();
+    Call call;
+    call.op = "reduce_scatter_tensor";
+    call.signature = call.op + "(" + numel_and_dtype(input) + ", " + to_string(op) + ")";
+    call.invalid =
+        first_problem({tensor_problem(input, "input"), tensor_problem(output, "output"), reduce_problem(input, op)});
+    if (call.invalid.empty()) call.invalid = pair_problem(output, input);
+    if (call.invalid.empty() && input.numel() != output.numel() * n)
+      call.invalid = "input has numel " + std::to_string(input.numel()) + ", expected " +
+                     std::to_string(output.numel() * n) + " (output numel " + std::to_string(output.numel()) +
+                     " x group size " + std::to_string(n) + ")";
+    auto peers = exchange(call, call.invalid.empty() ? host_copy(input) : at::Tensor());
+    if (output.numel() == 0) return;
+    at::Tensor target = host_target(output);
+    reduce_into(target, peers, rank_ * output.numel(), op);
+    land(output, target);
+  }
+
+  void all_reduce(at::Tensor& tensor, ReduceOp op) override {
+    using namespace detail;
+    Call call;
+    call.op = "all_reduce";
+    call.signature = call.op + "(" + shape_and_dtype(tensor) + ", " + to_string(op) + ")";
+    call.invalid = first_problem({tensor_problem(tensor, "tensor"), reduce_problem(tensor, op)});
+    auto peers = exchange(call, call.invalid.empty() ? host_copy(tensor) : at::Tensor());
+    if (tensor.numel() == 0) return;
+    // Into a fresh buffer first, as ThreadWorld does (its peers may still read this rank's tensor),
+    // so both backends' allocators see the same bytes.
+    at::Tensor result = at::empty({tensor.numel()}, at::TensorOptions().dtype(tensor.scalar_type()));
+    reduce_into(result, peers, 0, op);
+    tensor.view({-1}).copy_(result);
+  }
+
+  void all_to_all_single(at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                         const std::vector<int64_t>& input_split_sizes) override {
+    using namespace detail;
+    const int n = size();
+    Call call;
+    call.op = "all_to_all_single";
+    call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
+    if (call.invalid.empty() && (input.dim() == 0 || output.dim() == 0))
+      call.invalid = "input and output need a dim 0 to split along";
+    call.signature = call.op + "(" +
+                     (call.invalid.empty() ? "row_shape=" + shape_str(input.sizes().slice(1)) + ", " +
+                                                 dtype_name(input.scalar_type()) + on_device(input)
+                                           : std::string("invalid")) +
+                     ")";
+    if (call.invalid.empty()) call.invalid = pair_problem(output, input);
+    if (call.invalid.empty()) {
+      if (output.sizes().slice(1) != input.sizes().slice(1))
+        call.invalid = "output rows have shape " + shape_str(output.sizes().slice(1)) + " but input rows have shape " +
+                       shape_str(input.sizes().slice(1));
+      else
+        call.invalid = first_problem({resolve_splits(input_split_sizes, input, n, "input_split_sizes", call.send_rows),
+                                      resolve_splits(output_split_sizes, output, n, "output_split_sizes", call.recv_rows)});
+    }
+    const std::vector<int64_t> recv_rows = call.recv_rows;
+    auto peers = exchange(call, call.invalid.empty() ? host_copy(input) : at::Tensor());
+    const int64_t row = c10::multiply_integers(input.sizes().slice(1));
+    if (output.numel() == 0) return;
+    at::Tensor received = host_target(output);
+    int64_t out_row = 0;
+    for (int r = 0; r < n; ++r) {
+      const auto& sent = peers[r].call.send_rows;
+      const int64_t in_row = std::accumulate(sent.begin(), sent.begin() + rank_, int64_t{0});
+      const int64_t count = recv_rows[r] * row;
+      if (count > 0)
+        received.narrow(0, out_row * row, count).copy_(peers[r].payload(in_row * row, count, input.scalar_type()));
+      out_row += recv_rows[r];
+    }
+    land(output, received);
+  }
+
+  void broadcast(at::Tensor& tensor, int root) override {
+    using namespace detail;
+    const int n = size();
+    Call call;
+    call.op = "broadcast";
+    call.signature = call.op + "(" + shape_and_dtype(tensor) + ", root=" + std::to_string(root) + ")";
+    call.invalid = tensor_problem(tensor, "tensor");
+    if (call.invalid.empty() && (root < 0 || root >= n))
+      call.invalid = "root " + std::to_string(root) + " is outside the group's ranks 0.." + std::to_string(n - 1);
+    auto peers = exchange(call, call.invalid.empty() && rank_ == root ? host_copy(tensor) : at::Tensor());
+    if (rank_ != root && tensor.numel())
+      tensor.view({-1}).copy_(peers[root].payload(0, tensor.numel(), tensor.scalar_type()));
+  }
+
+  void barrier() override {
+    Call call;
+    call.op = "barrier";
+    call.signature = "barrier()";
+    exchange(call, at::Tensor());
+  }
+
+  std::shared_ptr<Communicator> split(int color, int key, const std::string& name) override {
+    Call call;
+    call.op = "split";
+    call.signature = "split()";
+    call.color = color;
+    call.key = key;
+    call.split_name = name;
+    const uint64_t seq = sequence_;
+    auto peers = exchange(call, at::Tensor());
+    if (color < 0) return nullptr;
+    std::vector<std::tuple<int, int>> order;  // (key, parent rank) of this color's members
+    for (int r = 0; r < size(); ++r)
+      if (peers[r].call.color == color) order.emplace_back(peers[r].call.key, r);
+    std::sort(order.begin(), order.end());
+    std::vector<int> members;
+    int namer = size();
+    for (const auto& [k, r] : order) members.push_back(members_[r]), namer = std::min(namer, r);
+    // The lowest parent rank's name wins, as in ThreadWorld.
+    return std::make_shared<StoreCommunicator>(world_, peers[namer].call.split_name,
+                                               key_ + "/s" + std::to_string(seq) + "c" + std::to_string(color),
+                                               std::move(members));
+  }
+
+  void abort_world(const std::string& reason) override {
+    const int e = world_->epoch.load();
+    // The first reason wins.
+    if (world_->store->add(world_->abort_key(e) + "/count", 1) == 1)
+      world_->store->set(world_->abort_key(e), bytes_of("rank " + std::to_string(world_->options.rank) + ": " + reason));
+  }
+
+  int recover_world() override {
+    const int e = world_->epoch.load();
+    const int n = world_->options.world_size;
+    const std::string key = world_->recover_key(e);
+    world_->store->add(key, 1);
+    const auto deadline = std::chrono::steady_clock::now() + world_->options.deadline;
+    for (auto pause = std::chrono::microseconds(50);; pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
+      const int64_t arrived = world_->store->add(key, 0);
+      if (arrived >= n) break;
+      if (std::chrono::steady_clock::now() > deadline)
+        throw CollectiveError(Kind::Deadline, "world", world_->options.rank, "recover_world", static_cast<uint64_t>(e),
+                              "rank " + std::to_string(world_->options.rank) + ": recover_world " + std::to_string(e + 1) +
+                                  ": only " + std::to_string(arrived) + " of " + std::to_string(n) + " ranks came within " +
+                                  std::to_string(world_->options.deadline.count()) + " ms");
+      std::this_thread::sleep_for(pause);
+    }
+    int expected = e;
+    world_->epoch.compare_exchange_strong(expected, e + 1);
+    return e + 1;
+  }
+
+ private:
+  static Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+  CollectiveError error(Kind kind, const std::string& op, uint64_t seq, const std::string& message) const {
+    return CollectiveError(kind, name_, global_rank(), op, seq, "rank " + std::to_string(global_rank()) + ": " + message);
+  }
+
+  // Publishes this rank's call, waits for every member's (failing at the deadline or when the world
+  // is aborted), judges them as ThreadWorld does and returns them by group rank.
+  std::vector<Received> exchange(const Call& call, const at::Tensor& host) {
+    const int e = world_->epoch.load();
+    if (e != epoch_) epoch_ = e, sequence_ = 0;
+    const uint64_t seq = sequence_++;
+    const std::string base = key_ + "/e" + std::to_string(e) + "/" + std::to_string(seq) + "/";
+    auto& store = *world_->store;
+    store.set(base + std::to_string(rank_), encode(call, host));
+    std::vector<std::string> keys;
+    for (int r = 0; r < size(); ++r) keys.push_back(base + std::to_string(r));
+    const std::string abort_key = world_->abort_key(e);
+    const auto deadline = std::chrono::steady_clock::now() + world_->options.deadline;
+    for (auto pause = std::chrono::microseconds(20);; pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
+      if (store.check(keys)) break;
+      if (store.check({abort_key})) {
+        const Bytes why = store.get(abort_key);
+        throw error(Kind::Aborted, call.op, seq,
+                    call.op + " in group '" + name_ + "' at sequence " + std::to_string(seq) + ": the world was aborted by " +
+                        std::string(why.begin(), why.end()));
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::vector<int> missing;
+        for (int r = 0; r < size(); ++r)
+          if (!store.check({keys[static_cast<std::size_t>(r)]})) missing.push_back(members_[r]);
+        throw error(Kind::Deadline, call.op, seq,
+                    "deadline of " + std::to_string(world_->options.deadline.count()) + " ms exceeded in group '" + name_ +
+                        "' at sequence " + std::to_string(seq) + " waiting in " + call.signature + ": missing ranks [" +
+                        join(missing) + "]");
+      }
+      std::this_thread::sleep_for(pause);
+    }
+    std::vector<Received> peers;
+    std::vector<Call> calls;
+    for (const auto& k : keys) {
+      peers.push_back(decode(store.get(k)));
+      calls.push_back(peers.back().call);
+    }
+    // The last rank to have read the round deletes it.
+    if (store.add(base + "read", 1) == size()) {
+      for (const auto& k : keys) store.deleteKey(k);
+      store.deleteKey(base + "read");
+    }
+    const detail::CallVerdict verdict = detail::judge_calls(calls, members_, name_, seq);
+    if (verdict.failed) throw error(verdict.kind, call.op, seq, verdict.message);
+    return peers;
+  }
+
+  // Where a result is assembled: the output itself on the CPU, a host buffer off it.
+  static at::Tensor host_target(const at::Tensor& output) {
+    return output.device().is_cpu() ? output.view({-1}) : at::empty({output.numel()}, output.options().device(at::kCPU));
+  }
+  static void land(at::Tensor& output, const at::Tensor& target) {
+    if (!output.device().is_cpu()) output.view({-1}).copy_(target);
+  }
+
+  // Chunk [first, first + target.numel()) of every rank's payload, reduced in rank order 0..n-1
+  // (as ThreadWorld does, so both round identically).
+  static void reduce_into(at::Tensor& target, std::vector<Received>& peers, int64_t first, ReduceOp op) {
+    const int64_t numel = target.numel();
+    const at::ScalarType dtype = target.scalar_type();
+    target.copy_(peers[0].payload(first, numel, dtype));
+    for (std::size_t r = 1; r < peers.size(); ++r) target.add_(peers[r].payload(first, numel, dtype));
+    if (op == ReduceOp::Avg) {
+      const auto n = static_cast<int64_t>(peers.size());
+      if (c10::isIntegralType(dtype, /*includeBool=*/false))
+        target.div_(n, "trunc");
+      else
+        target.div_(n);
+    }
+  }
+
+  std::shared_ptr<WorldShared> world_;
+  std::string name_;
+  std::string key_;
+  std::vector<int> members_;
+  int rank_ = 0;
+  uint64_t sequence_ = 0;
+  int epoch_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<Communicator> connect_store_world(c10::intrusive_ptr<c10d::Store> store,
+                                                  const StoreWorldOptions& options) {
+  if (options.world_size < 1) throw std::invalid_argument("world_size: " + std::to_string(options.world_size) + " < 1");
+  if (options.rank < 0 || options.rank >= options.world_size)
+    throw std::invalid_argument("rank: " + std::to_string(options.rank) + " is outside 0.." +
+                                std::to_string(options.world_size - 1));
+  auto world = std::make_shared<WorldShared>();
+  world->store = std::move(store);
+  world->options = options;
+  std::vector<int> members(static_cast<std::size_t>(options.world_size));
+  std::iota(members.begin(), members.end(), 0);
+  return std::make_shared<StoreCommunicator>(world, "world", options.prefix + "/world", std::move(members));
+}
+
+}  // namespace shardfuzz::comm

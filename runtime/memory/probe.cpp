@@ -1,0 +1,66 @@
+// Reads a rank's bytes from the allocator its tensors live in.
+#include "runtime/memory/probe.h"
+
+#include "runtime/memory/device_memory.h"
+
+#include <stdexcept>
+
+namespace shardfuzz::memory {
+
+Probe Probe::cpu() {
+  install_counting_allocator();
+  return Probe(-1);
+}
+
+Probe Probe::cuda(int device) {
+  if (!cuda_probe_built())
+    throw std::invalid_argument("device cuda:" + std::to_string(device) +
+                                ": this build has no CUDA LibTorch (configure it with the torch wheel's, docs/gpu-path.md)");
+  if (!cuda_device_available())
+    throw std::invalid_argument("device cuda:" + std::to_string(device) + ": no CUDA device is visible");
+  return Probe(device);
+}
+
+Probe Probe::named(const std::string& name, const std::string& field) {
+  if (name == "cpu") return cpu();
+  try {
+    if (name == "cuda") return cuda(0);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(field + ": " + e.what());
+  }
+  if (name.rfind("cuda:", 0) == 0) {
+    const std::string index = name.substr(5);
+    if (!index.empty() && index.size() < 4 && index.find_first_not_of("0123456789") == std::string::npos) {
+      try {
+        return cuda(std::stoi(index));
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(field + ": " + e.what());
+      }
+    }
+  }
+  throw std::invalid_argument(field + ": '" + name + "' is not a device (cpu, cuda or cuda:N)");
+}
+
+c10::Device Probe::device() const {
+  return on_device() ? c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device_))
+                     : c10::Device(c10::DeviceType::CPU);
+}
+
+std::string Probe::name() const { return on_device() ? "cuda:" + std::to_string(device_) : "cpu"; }
+
+RankBytes Probe::bytes(int rank) const {
+  if (!on_device()) return allocated_bytes(rank);
+  const DeviceBytes d = device_bytes(device_);
+  return {d.allocated, d.peak_allocated};
+}
+
+int64_t Probe::reserved_bytes() const { return on_device() ? device_bytes(device_).reserved : 0; }
+
+void Probe::reset_peak(int rank) const {
+  if (on_device())
+    reset_device_peaks(device_);
+  else
+    memory::reset_peak(rank);
+}
+
+}  // namespace shardfuzz::memory

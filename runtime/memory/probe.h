@@ -1,0 +1,38 @@
+// The memory probe a rank reads its bytes from: LibTorch's CPU allocator, replaced by the counting
+// allocator (per rank, by the allocating thread), or the CUDA caching allocator of one device
+// (device-wide, so it is the rank's own only when the rank is the only one on the device: world
+// size 1 in a process, or one process per rank).
+#pragma once
+
+#include "runtime/memory/counting_allocator.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+
+namespace shardfuzz::memory {
+
+class Probe {
+ public:
+  static Probe cpu();
+  // Throws std::invalid_argument naming `device` when this build or machine has no such device.
+  static Probe cuda(int device = 0);
+  // "cpu" or "cuda" / "cuda:N" (std::invalid_argument naming `field` otherwise).
+  static Probe named(const std::string& name, const std::string& field = "device");
+
+  bool on_device() const { return device_ >= 0; }
+  // Where a rank's tensors live under this probe (kCPU, or the CUDA device).
+  c10::Device device() const;
+  std::string name() const;  // "cpu", "cuda:0"
+
+  RankBytes bytes(int rank) const;  // allocated bytes, current and peak
+  int64_t reserved_bytes() const;   // what the caching allocator holds from the driver (0 on CPU)
+  void reset_peak(int rank) const;  // peak := current
+
+ private:
+  explicit Probe(int device) : device_(device) {}
+  int device_ = -1;  // -1: the CPU allocator
+};
+
+}  // namespace shardfuzz::memory
