@@ -5,6 +5,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace shardfuzz::harness {
@@ -24,6 +26,36 @@ std::vector<memory::TimelineEvent> events_from(const json& j) {
   return out;
 }
 
+// JSON has no NaN or infinity: a loss that became one travels as its name.
+json doubles_json(const std::vector<double>& values) {
+  json out = json::array();
+  for (double v : values) {
+    if (std::isfinite(v))
+      out.push_back(v);
+    else
+      out.push_back(std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+  }
+  return out;
+}
+
+std::vector<double> doubles_from(const json& j) {
+  std::vector<double> out;
+  for (const auto& v : j) {
+    if (v.is_number()) {
+      out.push_back(v.get<double>());
+      continue;
+    }
+    const std::string name = v.get<std::string>();
+    if (name == "nan")
+      out.push_back(std::numeric_limits<double>::quiet_NaN());
+    else if (name == "inf" || name == "-inf")
+      out.push_back(name == "inf" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
+    else
+      throw std::invalid_argument("'" + name + "' is not a number");
+  }
+  return out;
+}
+
 json kinds_json(const memory::KindTotals& totals) { return std::vector<int64_t>(totals.begin(), totals.end()); }
 
 memory::KindTotals kinds_from(const json& j) {
@@ -39,12 +71,12 @@ json tensor_json(const at::Tensor& t) {
   const at::Tensor d = t.to(at::kCPU, at::kDouble).contiguous();
   return {{"dtype", dtype_name(t.scalar_type())},
           {"shape", t.sizes().vec()},
-          {"values", std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel())}};
+          {"values", doubles_json(std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel()))}};
 }
 
 at::Tensor tensor_from(const json& j) {
   if (j.is_null()) return {};
-  auto values = j.at("values").get<std::vector<double>>();
+  auto values = doubles_from(j.at("values"));
   at::Tensor d = at::tensor(values, at::TensorOptions().dtype(at::kDouble));
   return d.reshape(j.at("shape").get<std::vector<int64_t>>()).to(scalar_type_of(j.at("dtype").get<std::string>()));
 }
@@ -116,7 +148,7 @@ json to_json(const RankRecord& r) {
   for (const auto& x : r.recoveries) recoveries.push_back(recovery_json(x));
   return {{"rank", r.rank},
           {"timeline", events_json(r.timeline)},
-          {"losses", r.losses},
+          {"losses", doubles_json(r.losses)},
           {"step_end_bytes", r.step_end_bytes},
           {"shards", shards},
           {"baseline_bytes", r.baseline_bytes},
@@ -136,7 +168,7 @@ RankRecord rank_record_from_json(const json& j) {
     field = "timeline";
     r.timeline = events_from(j.at("timeline"));
     field = "losses";
-    r.losses = j.at("losses").get<std::vector<double>>();
+    r.losses = doubles_from(j.at("losses"));
     field = "step_end_bytes";
     r.step_end_bytes = j.at("step_end_bytes").get<std::vector<int64_t>>();
     field = "shards";

@@ -35,6 +35,10 @@ std::string this_executable() {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
+int64_t wall_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string exit_description(int status) {
   if (WIFSIGNALED(status))
     return "signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
@@ -87,7 +91,8 @@ class RankPool {
     const nlohmann::json job = {{"scenario", nlohmann::json::parse(text)},
                                 {"hash", scenario_hash(text)},
                                 {"options", to_json(options)},
-                                {"recovery", recovery}};
+                                {"recovery", recovery},
+                                {"start_ns", wall_clock_ns()}};
     const std::string payload = job.dump();
     store_->set(case_key(pool_, k), std::vector<uint8_t>(payload.begin(), payload.end()));
 

@@ -41,8 +41,16 @@ bool wait_for_case(c10d::Store& store, const RankEnv& env, int64_t k, pid_t laun
   }
 }
 
+// The case's start on this process's steady clock: the launcher's wall-clock start, so that every
+// rank's times (faults fired, errors caught, recoveries) share one origin, as in ThreadWorld.
+std::chrono::steady_clock::time_point case_start(const nlohmann::json& job) {
+  const auto now_wall = std::chrono::system_clock::now().time_since_epoch();
+  const auto since = now_wall - std::chrono::nanoseconds(job.at("start_ns").get<int64_t>());
+  return std::chrono::steady_clock::now() - std::chrono::duration_cast<std::chrono::steady_clock::duration>(since);
+}
+
 nlohmann::json run_case(const c10::intrusive_ptr<c10d::Store>& store, const RankEnv& env, int64_t k, const nlohmann::json& job) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = case_start(job);
   nlohmann::json reply = {{"error", ""}, {"error_kind", ""}};
   RunRecord run;
   run.ranks.resize(static_cast<std::size_t>(env.world_size));
@@ -90,8 +98,11 @@ nlohmann::json run_case(const c10::intrusive_ptr<c10d::Store>& store, const Rank
     reply["error"] = message;
     reply["error_kind"] = error_kind(error);
     if (world) {
-      try {
-        world->abort_world(message);  // peers stop waiting for this rank now
+      try {  // peers stop waiting for this rank now
+        if (env.comm == "store")
+          comm::leave_store_world(*world, message);
+        else
+          world->abort_world(message);
       } catch (const std::exception&) {
       }
     }

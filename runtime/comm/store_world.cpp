@@ -31,6 +31,7 @@ struct WorldShared {
 
   std::string abort_key(int e) const { return options.prefix + "/abort/" + std::to_string(e); }
   std::string recover_key(int e) const { return options.prefix + "/recover/" + std::to_string(e); }
+  std::string left_key() const { return options.prefix + "/left"; }
 };
 
 // One rank's contribution to a collective as it travels: the call's metadata as JSON, then the
@@ -250,6 +251,12 @@ class StoreCommunicator final : public Communicator {
       world_->store->set(world_->abort_key(e), bytes_of("rank " + std::to_string(world_->options.rank) + ": " + reason));
   }
 
+  void leave(const std::string& reason) {
+    const std::string why = "rank " + std::to_string(world_->options.rank) + " left: " + reason;
+    if (world_->store->add(world_->left_key() + "/count", 1) == 1) world_->store->set(world_->left_key(), bytes_of(why));
+    abort_world(reason);
+  }
+
   int recover_world() override {
     const int e = world_->epoch.load();
     const int n = world_->options.world_size;
@@ -259,6 +266,12 @@ class StoreCommunicator final : public Communicator {
     for (auto pause = std::chrono::microseconds(50);; pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
       const int64_t arrived = world_->store->add(key, 0);
       if (arrived >= n) break;
+      if (world_->store->check({world_->left_key()})) {
+        const Bytes why = world_->store->get(world_->left_key());
+        throw CollectiveError(Kind::Aborted, "world", world_->options.rank, "recover_world", static_cast<uint64_t>(e),
+                              "rank " + std::to_string(world_->options.rank) + ": recover_world " + std::to_string(e + 1) +
+                                  ": " + std::string(why.begin(), why.end()));
+      }
       if (std::chrono::steady_clock::now() > deadline)
         throw CollectiveError(Kind::Deadline, "world", world_->options.rank, "recover_world", static_cast<uint64_t>(e),
                               "rank " + std::to_string(world_->options.rank) + ": recover_world " + std::to_string(e + 1) +
@@ -273,6 +286,7 @@ class StoreCommunicator final : public Communicator {
 
  private:
   static Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+  static constexpr int64_t kGaveUp = int64_t{1} << 40;
 
   CollectiveError error(Kind kind, const std::string& op, uint64_t seq, const std::string& message) const {
     return CollectiveError(kind, name_, global_rank(), op, seq, "rank " + std::to_string(global_rank()) + ": " + message);
@@ -289,26 +303,39 @@ class StoreCommunicator final : public Communicator {
     store.set(base + std::to_string(rank_), encode(call, host));
     std::vector<std::string> keys;
     for (int r = 0; r < size(); ++r) keys.push_back(base + std::to_string(r));
+    // The round's state counts arrivals; a rank that gives up at its deadline adds kGaveUp. Whoever
+    // sees kGaveUp fails (the ranks waiting and those arriving later), whoever sees every arrival
+    // first goes on: one verdict per round, as in ThreadWorld, though ranks never meet.
+    const std::string state = base + "state", gave_up = base + "gave_up";
+    int64_t arrived = store.add(state, 1);
     const std::string abort_key = world_->abort_key(e);
     const auto deadline = std::chrono::steady_clock::now() + world_->options.deadline;
-    for (auto pause = std::chrono::microseconds(20);; pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
-      if (store.check(keys)) break;
+    const auto where = [&] { return " in group '" + name_ + "' at sequence " + std::to_string(seq); };
+    for (auto pause = std::chrono::microseconds(20); arrived != size();
+         pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
+      if (arrived >= kGaveUp) {
+        const Bytes why = store.get(gave_up);
+        throw error(Kind::Deadline, call.op, seq, call.op + where() + ": " + std::string(why.begin(), why.end()));
+      }
       if (store.check({abort_key})) {
         const Bytes why = store.get(abort_key);
         throw error(Kind::Aborted, call.op, seq,
-                    call.op + " in group '" + name_ + "' at sequence " + std::to_string(seq) + ": the world was aborted by " +
-                        std::string(why.begin(), why.end()));
+                    call.op + where() + ": the world was aborted by " + std::string(why.begin(), why.end()));
       }
       if (std::chrono::steady_clock::now() > deadline) {
         std::vector<int> missing;
         for (int r = 0; r < size(); ++r)
           if (!store.check({keys[static_cast<std::size_t>(r)]})) missing.push_back(members_[r]);
-        throw error(Kind::Deadline, call.op, seq,
-                    "deadline of " + std::to_string(world_->options.deadline.count()) + " ms exceeded in group '" + name_ +
-                        "' at sequence " + std::to_string(seq) + " waiting in " + call.signature + ": missing ranks [" +
-                        join(missing) + "]");
+        const std::string why = "rank " + std::to_string(global_rank()) + " gave up waiting: deadline of " +
+                                std::to_string(world_->options.deadline.count()) + " ms exceeded" + where() +
+                                " waiting in " + call.signature + ": missing ranks [" + join(missing) + "]";
+        store.set(gave_up, bytes_of(why));
+        // Every rank arrived just before: they went on, and so does this one.
+        if (store.add(state, kGaveUp) - kGaveUp != size()) throw error(Kind::Deadline, call.op, seq, why);
+        break;
       }
       std::this_thread::sleep_for(pause);
+      arrived = store.add(state, 0);
     }
     std::vector<Received> peers;
     std::vector<Call> calls;
@@ -319,7 +346,7 @@ class StoreCommunicator final : public Communicator {
     // The last rank to have read the round deletes it.
     if (store.add(base + "read", 1) == size()) {
       for (const auto& k : keys) store.deleteKey(k);
-      store.deleteKey(base + "read");
+      for (const char* k : {"read", "state", "gave_up"}) store.deleteKey(base + k);
     }
     const detail::CallVerdict verdict = detail::judge_calls(calls, members_, name_, seq);
     if (verdict.failed) throw error(verdict.kind, call.op, seq, verdict.message);
@@ -360,6 +387,12 @@ class StoreCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+void leave_store_world(Communicator& world, const std::string& reason) {
+  auto* store_world = dynamic_cast<StoreCommunicator*>(&world);
+  if (!store_world) throw std::invalid_argument("leave_store_world: '" + world.name() + "' is not a StoreWorld group");
+  store_world->leave(reason);
+}
 
 std::shared_ptr<Communicator> connect_store_world(c10::intrusive_ptr<c10d::Store> store,
                                                   const StoreWorldOptions& options) {

@@ -29,4 +29,10 @@ struct StoreWorldOptions {
 std::shared_ptr<Communicator> connect_store_world(c10::intrusive_ptr<c10d::Store> store,
                                                   const StoreWorldOptions& options);
 
+// This rank leaves for good (its run failed with an error nobody recovers from, as a ThreadWorld
+// rank whose function threw): its peers' pending and later collectives fail now, and their
+// recover_world fails naming it, instead of waiting out the deadline. `world` must come from
+// connect_store_world (std::invalid_argument otherwise).
+void leave_store_world(Communicator& world, const std::string& reason);
+
 }  // namespace shardfuzz::comm
