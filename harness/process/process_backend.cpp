@@ -6,6 +6,7 @@
 #include "harness/run_record_json.h"
 #include "harness/scenario_json.h"
 #include "runtime/comm/nccl_world.h"
+#include "runtime/comm/store_world.h"
 #include "runtime/memory/device_memory.h"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -105,14 +106,26 @@ class RankPool {
     std::vector<std::string> keys;
     for (int r = 0; r < world_; ++r) keys.push_back(record_key(pool_, k, r));
     const auto t0 = Clock::now();
+    std::vector<int> dead;
+    auto patience = Clock::time_point::max();  // after a death: how long its peers may take to notice
     for (auto pause = std::chrono::microseconds(50);; pause = std::min(pause * 2, std::chrono::microseconds(5000))) {
-      if (store_->check(keys)) break;
-      if (const std::string died = reap_dead(); !died.empty()) {
-        failures.push_back({dead_rank_, died, "process_died"});
-        break;
+      std::vector<std::string> awaited;
+      for (int r = 0; r < world_; ++r)
+        if (std::find(dead.begin(), dead.end(), r) == dead.end()) awaited.push_back(keys[static_cast<std::size_t>(r)]);
+      if (store_->check(awaited)) break;
+      if (const auto [rank, why] = reap_dead(); rank >= 0) {
+        dead.push_back(rank);
+        failures.push_back({rank, why, "process_died"});
+        note_planned_abort(sc, rank, t0, run);
+        // Like torchrun's agent, the launcher tells the survivors, so they fail now, naming it.
+        comm::mark_rank_left(*store_, case_prefix(pool_, k), rank, why);
+        // The dead rank is not waited for; its peers get their deadline to detect it, then go.
+        patience = Clock::now() + options.deadline + std::chrono::seconds(2);
+        continue;
       }
+      if (Clock::now() > patience) break;
       if (Clock::now() - t0 > limit) {
-        failures.push_back({0, "no rank answered case " + std::to_string(k) + " within " +
+        failures.push_back({0, "not every rank answered case " + std::to_string(k) + " within " +
                                    std::to_string(limit.count()) + " s", "deadline"});
         broken_ = true;
         break;
@@ -122,7 +135,15 @@ class RankPool {
     run.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     for (int r = 0; r < world_; ++r) {
       run.ranks[static_cast<std::size_t>(r)].rank = r;
-      if (!store_->check({keys[static_cast<std::size_t>(r)]})) continue;
+      if (!store_->check({keys[static_cast<std::size_t>(r)]})) {
+        if (std::find(dead.begin(), dead.end(), r) == dead.end() && !dead.empty()) {
+          broken_ = true;  // still running: the pool goes
+          failures.push_back({r, "no record: still running " + std::to_string(options.deadline.count() + 2000) +
+                                     " ms after rank " + std::to_string(dead.front()) + " died",
+                              "deadline"});
+        }
+        continue;
+      }
       const std::vector<uint8_t> bytes = store_->get(keys[static_cast<std::size_t>(r)]);
       store_->deleteKey(keys[static_cast<std::size_t>(r)]);
       const nlohmann::json reply = nlohmann::json::parse(bytes.begin(), bytes.end());
@@ -176,8 +197,8 @@ class RankPool {
     pids_.push_back(pid);
   }
 
-  // The first rank process that has exited, described; "" when all live.
-  std::string reap_dead() {
+  // A rank process that has exited (its rank and how), or rank -1 while all live.
+  std::pair<int, std::string> reap_dead() {
     for (int r = 0; r < world_; ++r) {
       pid_t& pid = pids_[static_cast<std::size_t>(r)];
       if (pid <= 0) continue;
@@ -185,10 +206,20 @@ class RankPool {
       if (waitpid(pid, &status, WNOHANG) != pid) continue;
       pid = -1;
       broken_ = true;
-      dead_rank_ = r;
-      return "process died: " + exit_description(status);
+      return {r, "process died: " + exit_description(status)};
     }
-    return "";
+    return {-1, ""};
+  }
+
+  // A planned abort ends its rank's process before the rank can report that it fired: when the
+  // plan has one for the rank that died, it is the one that fired.
+  static void note_planned_abort(const Scenario& sc, int rank, Clock::time_point t0, RunRecord& run) {
+    for (std::size_t i = 0; i < sc.faults.size(); ++i)
+      if (sc.faults[i].kind == "abort" && sc.faults[i].rank == rank) {
+        run.fired_faults.push_back({static_cast<int>(i), rank, "abort", "", "",
+                                    std::chrono::duration<double>(Clock::now() - t0).count()});
+        return;
+      }
   }
 
   int world_;
@@ -197,7 +228,6 @@ class RankPool {
   std::vector<pid_t> pids_;
   int64_t next_case_ = 0;
   bool broken_ = false;
-  int dead_rank_ = 0;
 };
 
 class ProcessBackend final : public Backend {

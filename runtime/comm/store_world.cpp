@@ -31,7 +31,8 @@ struct WorldShared {
 
   std::string abort_key(int e) const { return options.prefix + "/abort/" + std::to_string(e); }
   std::string recover_key(int e) const { return options.prefix + "/recover/" + std::to_string(e); }
-  std::string left_key() const { return options.prefix + "/left"; }
+  std::string left_key() const { return left_key_of(options.prefix); }
+  static std::string left_key_of(const std::string& prefix) { return prefix + "/left"; }
 };
 
 // One rank's contribution to a collective as it travels: the call's metadata as JSON, then the
@@ -248,13 +249,12 @@ class StoreCommunicator final : public Communicator {
     const int e = world_->epoch.load();
     // The first reason wins.
     if (world_->store->add(world_->abort_key(e) + "/count", 1) == 1)
-      world_->store->set(world_->abort_key(e), bytes_of("rank " + std::to_string(world_->options.rank) + ": " + reason));
+      world_->store->set(world_->abort_key(e),
+                         bytes_of("rank " + std::to_string(world_->options.rank) + " aborted it: " + reason));
   }
 
   void leave(const std::string& reason) {
-    const std::string why = "rank " + std::to_string(world_->options.rank) + " left: " + reason;
-    if (world_->store->add(world_->left_key() + "/count", 1) == 1) world_->store->set(world_->left_key(), bytes_of(why));
-    abort_world(reason);
+    mark_rank_left(*world_->store, world_->options.prefix, world_->options.rank, reason);
   }
 
   int recover_world() override {
@@ -317,10 +317,11 @@ class StoreCommunicator final : public Communicator {
         const Bytes why = store.get(gave_up);
         throw error(Kind::Deadline, call.op, seq, call.op + where() + ": " + std::string(why.begin(), why.end()));
       }
-      if (store.check({abort_key})) {
-        const Bytes why = store.get(abort_key);
+      for (const std::string& key : {abort_key, world_->left_key()}) {
+        if (!store.check({key})) continue;
+        const Bytes why = store.get(key);
         throw error(Kind::Aborted, call.op, seq,
-                    call.op + where() + ": the world was aborted by " + std::string(why.begin(), why.end()));
+                    call.op + where() + ": the world was aborted: " + std::string(why.begin(), why.end()));
       }
       if (std::chrono::steady_clock::now() > deadline) {
         std::vector<int> missing;
@@ -387,6 +388,13 @@ class StoreCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+void mark_rank_left(c10d::Store& store, const std::string& prefix, int rank, const std::string& reason) {
+  const std::string key = WorldShared::left_key_of(prefix);
+  const std::string why = "rank " + std::to_string(rank) + " left: " + reason;
+  // The first rank to leave is the one named.
+  if (store.add(key + "/count", 1) == 1) store.set(key, std::vector<uint8_t>(why.begin(), why.end()));
+}
 
 void leave_store_world(Communicator& world, const std::string& reason) {
   auto* store_world = dynamic_cast<StoreCommunicator*>(&world);

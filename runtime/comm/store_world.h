@@ -35,4 +35,8 @@ std::shared_ptr<Communicator> connect_store_world(c10::intrusive_ptr<c10d::Store
 // connect_store_world (std::invalid_argument otherwise).
 void leave_store_world(Communicator& world, const std::string& reason);
 
+// The same, said by someone else for `rank` (the launcher, when a rank's process died): every
+// member of the world under `prefix` fails now, naming the rank and the reason.
+void mark_rank_left(c10d::Store& store, const std::string& prefix, int rank, const std::string& reason);
+
 }  // namespace shardfuzz::comm

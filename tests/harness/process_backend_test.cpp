@@ -1,0 +1,136 @@
+// The process backend end to end: rank processes of the real shardfuzz binary (SHARDFUZZ_BINARY),
+// their StoreWorld, the records they send back and how a rank that dies is reported.
+#include "fault_test_support.h"
+#include "harness/backend.h"
+#include "harness/process/process_backend.h"
+#include "harness/properties/property.h"
+#include "harness/reproducer.h"
+#include "harness/run_record_json.h"
+#include "harness/threads_backend.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace shardfuzz::harness {
+namespace {
+
+std::unique_ptr<Backend> process_backend(int nproc = 0, std::chrono::milliseconds deadline = std::chrono::seconds(3)) {
+  process::ProcessOptions o;
+  o.worker = SHARDFUZZ_BINARY;
+  o.nproc = nproc;
+  o.run.deadline = deadline;
+  return process::make_process_backend(o);
+}
+
+// The timeline without its clock: everything the properties read.
+nlohmann::json without_times(const RankRecord& r) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : r.timeline) {
+    nlohmann::json j = e.to_json();
+    j.erase("at_ns");
+    events.push_back(j);
+  }
+  return events;
+}
+
+TEST(ProcessBackend, TheSeedLeakRunsEventForEventAsOnThreads) {
+  const Scenario sc =
+      load_scenario_or_reproducer(std::string(SHARDFUZZ_SOURCE_DIR) + "/reproducers/seed-leak-gated-moe-nested-experts-ac.json");
+  const RunRecord threads = run_threads(sc);
+  const RunRecord processes = process_backend()->run(sc);
+  ASSERT_TRUE(processes.ok()) << processes.error;
+  EXPECT_EQ(processes.backend, "process");
+  ASSERT_EQ(processes.ranks.size(), threads.ranks.size());
+  for (std::size_t r = 0; r < threads.ranks.size(); ++r) {
+    EXPECT_EQ(without_times(processes.ranks[r]), without_times(threads.ranks[r])) << "rank " << r;
+    EXPECT_EQ(processes.ranks[r].losses, threads.ranks[r].losses) << "rank " << r;
+    EXPECT_EQ(processes.ranks[r].teardown_bytes - processes.ranks[r].baseline_bytes,
+              threads.ranks[r].teardown_bytes - threads.ranks[r].baseline_bytes);
+  }
+  // The same verdicts, the leak included.
+  const auto a = check_properties(sc, threads), b = check_properties(sc, processes);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(std::make_pair(a[i].ok, a[i].skipped), std::make_pair(b[i].ok, b[i].skipped)) << a[i].property;
+  EXPECT_EQ(first_failure(b)->property, "per_layer_return_to_baseline");
+}
+
+TEST(ProcessBackend, ThePoolServesScenariosOfChangingWorldSizes) {
+  auto backend = process_backend();
+  for (int world : {2, 1, 3, 3}) {
+    const RunRecord run = backend->run(testing_support::small(world));
+    ASSERT_TRUE(run.ok()) << "world " << world << ": " << run.error;
+    EXPECT_EQ(run.ranks.size(), static_cast<std::size_t>(world));
+    for (const auto& v : check_properties(testing_support::small(world), run))
+      EXPECT_TRUE(v.ok) << "world " << world << ": " << v.property << ": " << v.message;
+  }
+}
+
+TEST(ProcessBackend, ARankProcessThatDiesIsReportedNotWaitedFor) {
+  auto backend = process_backend(3, std::chrono::seconds(30));
+  const Scenario sc = testing_support::with_fault(testing_support::small(3), "abort", 1, 2);
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunRecord run = backend->run(sc);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20)) << "the launcher waited for the dead rank";
+  EXPECT_EQ(run.error_kind, "process_died");
+  EXPECT_NE(run.error.find("rank 1: process died: signal 6"), std::string::npos) << run.error;
+  // The launcher told the survivors at once; each caught it naming rank 1, as planned.
+  const auto verdicts = check_properties(sc, run);
+  EXPECT_TRUE(testing_support::verdict(verdicts, "liveness").ok) << testing_support::verdict(verdicts, "liveness").message;
+  EXPECT_TRUE(testing_support::verdict(verdicts, "faults_detected").ok)
+      << testing_support::verdict(verdicts, "faults_detected").message;
+  // The pool was replaced: the next scenario runs.
+  const RunRecord next = backend->run(testing_support::small(3));
+  EXPECT_TRUE(next.ok()) << next.error;
+}
+
+TEST(ProcessBackend, RecoversFromAnExceptionLikeTheThreadsBackend) {
+  const Scenario sc = testing_support::with_exception(testing_support::small(2), 0, "layers.0", "backward", 0);
+  const RunRecord run = process_backend()->run(sc);
+  ASSERT_TRUE(run.ok()) << run.error;
+  ASSERT_TRUE(run.recovery);
+  for (const auto& r : run.ranks) EXPECT_EQ(r.recoveries.size(), 1u) << "rank " << r.rank;
+  const auto verdicts = check_properties(sc, run);
+  EXPECT_TRUE(testing_support::verdict(verdicts, "faults_detected").ok) << testing_support::verdict(verdicts, "faults_detected").message;
+  EXPECT_TRUE(testing_support::verdict(verdicts, "recovers_after_fault").ok) << testing_support::verdict(verdicts, "recovers_after_fault").message;
+  EXPECT_TRUE(testing_support::verdict(verdicts, "parity_with_reference").ok) << testing_support::verdict(verdicts, "parity_with_reference").message;
+}
+
+TEST(ProcessBackend, RefusesWhatItCannotRunNamingTheField) {
+  try {
+    process_backend(2)->run(testing_support::small(3));
+    FAIL() << "world 3 ran on --nproc 2";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("world_size: 3 differs from --nproc 2"), std::string::npos) << e.what();
+  }
+  process::ProcessOptions o;
+  o.run.device = "gpu";
+  EXPECT_THROW(process::make_process_backend(o), std::invalid_argument);
+}
+
+TEST(RunRecordJson, ARankRecordRoundTripsWithNonFiniteLossesAndExactShards) {
+  const RunRecord run = run_threads(testing_support::with_exception(testing_support::small(2), 1, "layers.0", "forward", 0));
+  RankRecord r = run.ranks[1];
+  r.losses.push_back(std::numeric_limits<double>::quiet_NaN());
+  r.losses.push_back(-std::numeric_limits<double>::infinity());
+  ASSERT_FALSE(r.recoveries.empty());
+  const RankRecord back = rank_record_from_json(nlohmann::json::parse(to_json(r).dump()));
+  EXPECT_EQ(to_json(back).dump(), to_json(r).dump());
+  EXPECT_TRUE(std::isnan(back.losses[back.losses.size() - 2]));
+  ASSERT_EQ(back.shards.size(), r.shards.size());
+  for (std::size_t i = 0; i < r.shards.size(); ++i) {
+    EXPECT_TRUE(at::equal(back.shards[i].local, r.shards[i].local)) << r.shards[i].fqn;
+    EXPECT_EQ(back.shards[i].local.scalar_type(), r.shards[i].local.scalar_type());
+  }
+  try {
+    rank_record_from_json(nlohmann::json{{"rank", 0}, {"timeline", "x"}});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("timeline"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace shardfuzz::harness
