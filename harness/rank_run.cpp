@@ -202,8 +202,8 @@ namespace {
 
 }  // namespace
 
-memory::Probe rank_probe(const Scenario& sc, const RunOptions& options, bool ranks_share_a_process) {
-  memory::Probe probe = memory::Probe::named(options.device, "--device");
+memory::Probe rank_probe(const Scenario& sc, const RunOptions& options, bool ranks_share_a_process, bool warm) {
+  memory::Probe probe = memory::Probe::named(options.device, "--device", warm);
   if (probe.on_device() && ranks_share_a_process && sc.world_size > 1)
     throw std::invalid_argument(
         "world_size: " + std::to_string(sc.world_size) + " ranks as threads cannot share " + probe.name() +

@@ -35,7 +35,9 @@ struct RankRunShared {
 // The probe for options.device, refusing (std::invalid_argument naming the field) what it cannot
 // run: several ranks of one process on one CUDA device (ranks_share_a_process, docs/gpu-path.md),
 // and oom faults off the CPU.
-memory::Probe rank_probe(const Scenario& scenario, const RunOptions& options, bool ranks_share_a_process);
+// `warm`: as memory::Probe::cuda (false: only check, from a launcher).
+memory::Probe rank_probe(const Scenario& scenario, const RunOptions& options, bool ranks_share_a_process,
+                         bool warm = true);
 
 // Runs rank world->global_rank() into run.ranks[rank]; throws what the rank failed with.
 void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communicator>& world);

@@ -244,14 +244,14 @@ class ProcessBackend final : public Backend {
       options_.run.device = "cuda";
       options_.run.recover = false;  // an NCCL world is not recovered in place
     }
-    memory::Probe::named(options_.run.device, "--device");  // refuse a device this host lacks, now
+    memory::Probe::named(options_.run.device, "--device", /*warm=*/false);  // refuse a device this host lacks, now
   }
 
   std::string name() const override { return options_.comm == "nccl" ? "nccl" : "process"; }
 
   RunRecord run(const Scenario& sc) override {
     sc.validate();
-    rank_probe(sc, options_.run, /*ranks_share_a_process=*/false);
+    rank_probe(sc, options_.run, /*ranks_share_a_process=*/false, /*warm=*/false);
     if (options_.nproc > 0 && sc.world_size != options_.nproc)
       throw std::invalid_argument("world_size: " + std::to_string(sc.world_size) + " differs from --nproc " +
                                   std::to_string(options_.nproc));

@@ -5,6 +5,10 @@
 #include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <ATen/ATen.h>
+
+#include <mutex>
 #endif
 
 namespace shardfuzz::memory {
@@ -35,6 +39,16 @@ void reset_device_peaks(int device) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
 }
 
+void warm_up_device(int device) {
+  static std::once_flag once[64];
+  if (!cuda_device_available() || device < 0 || device >= 64) return;
+  std::call_once(once[device], [device] {
+    const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+    const at::Tensor a = at::ones({64, 64}, at::TensorOptions().device(at::kCUDA, device));
+    (void)at::mm(a, a).sum().item<float>();  // cuBLAS: handle and workspace
+  });
+}
+
 #else
 
 bool cuda_probe_built() { return false; }
@@ -42,6 +56,7 @@ bool cuda_device_available() { return false; }
 int cuda_device_count() { return 0; }
 DeviceBytes device_bytes(int) { return {}; }
 void reset_device_peaks(int) {}
+void warm_up_device(int) {}
 
 #endif
 

@@ -24,4 +24,9 @@ int cuda_device_count();  // 0 without the probe
 DeviceBytes device_bytes(int device = 0);
 void reset_device_peaks(int device = 0);
 
+// Allocates what LibTorch keeps on the device for the process's life once it has computed there
+// (the CUDA context, cuBLAS's handle and workspace), so that no rank's baseline or teardown
+// counts it. Idempotent.
+void warm_up_device(int device = 0);
+
 }  // namespace shardfuzz::memory

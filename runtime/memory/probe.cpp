@@ -12,19 +12,23 @@ Probe Probe::cpu() {
   return Probe(-1);
 }
 
-Probe Probe::cuda(int device) {
+Probe Probe::cuda(int device, bool warm) {
   if (!cuda_probe_built())
     throw std::invalid_argument("device cuda:" + std::to_string(device) +
                                 ": this build has no CUDA LibTorch (configure it with the torch wheel's, docs/gpu-path.md)");
   if (!cuda_device_available())
     throw std::invalid_argument("device cuda:" + std::to_string(device) + ": no CUDA device is visible");
+  if (device >= cuda_device_count())
+    throw std::invalid_argument("device cuda:" + std::to_string(device) + ": this host has " +
+                                std::to_string(cuda_device_count()) + " CUDA device(s)");
+  if (warm) warm_up_device(device);
   return Probe(device);
 }
 
-Probe Probe::named(const std::string& name, const std::string& field) {
+Probe Probe::named(const std::string& name, const std::string& field, bool warm) {
   if (name == "cpu") return cpu();
   try {
-    if (name == "cuda") return cuda(0);
+    if (name == "cuda") return cuda(0, warm);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(field + ": " + e.what());
   }
@@ -32,7 +36,7 @@ Probe Probe::named(const std::string& name, const std::string& field) {
     const std::string index = name.substr(5);
     if (!index.empty() && index.size() < 4 && index.find_first_not_of("0123456789") == std::string::npos) {
       try {
-        return cuda(std::stoi(index));
+        return cuda(std::stoi(index), warm);
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(field + ": " + e.what());
       }

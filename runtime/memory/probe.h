@@ -17,9 +17,12 @@ class Probe {
  public:
   static Probe cpu();
   // Throws std::invalid_argument naming `device` when this build or machine has no such device.
-  static Probe cuda(int device = 0);
+  // `warm`: allocate what LibTorch keeps on the device for the process's life first
+  // (warm_up_device), so that no baseline counts it; false only checks (a launcher that must not
+  // create a CUDA context itself).
+  static Probe cuda(int device = 0, bool warm = true);
   // "cpu" or "cuda" / "cuda:N" (std::invalid_argument naming `field` otherwise).
-  static Probe named(const std::string& name, const std::string& field = "device");
+  static Probe named(const std::string& name, const std::string& field = "device", bool warm = true);
 
   bool on_device() const { return device_ >= 0; }
   // Where a rank's tensors live under this probe (kCPU, or the CUDA device).

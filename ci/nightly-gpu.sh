@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The nightly GPU job, on a host with NVIDIA GPUs and the torch wheel (its CUDA LibTorch) and NCCL:
+#   1. builds shardfuzz against the wheel's LibTorch (docs/gpu-path.md);
+#   2. replays reproducers/ on CUDA: every world size, one rank process per rank, spread over the
+#      GPUs (--backend process --device cuda; several ranks share a GPU when there are fewer GPUs);
+#   3. fuzzes for SHARDFUZZ_NIGHTLY_MINUTES (default 3) under the strict profile: two thirds on
+#      CUDA rank processes of every world size, one third through NCCL with one rank per GPU;
+#   4. leaves JUnit XML, JSON summaries, reproducers with their HTML reports and the logs in OUT.
+# Exit status: 0 clean; 1 a reproducer's verdict changed or a campaign found something; 2 it could
+# not run. Usage: ci/nightly-gpu.sh [OUT] (default artifacts/nightly-gpu).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-artifacts/nightly-gpu}
+MINUTES=${SHARDFUZZ_NIGHTLY_MINUTES:-3}
+BUILD=${SHARDFUZZ_GPU_BUILD_DIR:-build-gpu}
+mkdir -p "$OUT"
+log() { echo "nightly-gpu: $*" | tee -a "$OUT/nightly.log"; }
+
+[[ -f .gpu-deps/env.sh ]] && source .gpu-deps/env.sh
+PREFIX=${SHARDFUZZ_CMAKE_PREFIX:-$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)}
+if [[ -z "$PREFIX" ]]; then log "no torch wheel: python3 cannot import torch"; exit 2; fi
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if (( GPUS < 1 )); then log "no GPU visible"; exit 2; fi
+log "$GPUS GPU(s); LibTorch from $PREFIX; $MINUTES-minute campaign; artifacts in $OUT"
+
+t0=$SECONDS
+if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
+         -DSHARDFUZZ_BUILD_TESTS=OFF && cmake --build "$BUILD" --target shardfuzz; } >"$OUT/build.log" 2>&1; then
+  log "build failed (build.log)"; tail -20 "$OUT/build.log"; exit 2
+fi
+log "built in $((SECONDS - t0)) s"
+BIN=$BUILD/shardfuzz
+status=0
+
+t0=$SECONDS
+"$BIN" replay reproducers --backend process --device cuda --junit "$OUT/replay.xml" --summary "$OUT/replay.json" \
+  >"$OUT/replay.log" 2>&1
+rc=$?
+log "replay on CUDA: exit $rc in $((SECONDS - t0)) s ($(tail -1 "$OUT/replay.log"))"
+(( rc == 1 )) && status=1
+(( rc > 1 )) && { tail -20 "$OUT/replay.log"; exit 2; }
+
+campaign() {  # NAME SECONDS ARGS...
+  local name=$1 seconds=$2; shift 2
+  local t=$SECONDS
+  "$BIN" fuzz --profile strict --time "${seconds}s" --out "$OUT/$name" --junit "$OUT/$name.xml" \
+    --summary "$OUT/$name.json" "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  log "$name: exit $rc in $((SECONDS - t)) s ($(tail -1 "$OUT/$name.log"))"
+  (( rc == 1 )) && status=1
+  (( rc > 1 )) && { tail -20 "$OUT/$name.log"; status=2; }
+  return 0
+}
+total=$((MINUTES * 60))
+campaign fuzz-cuda-processes $((total * 2 / 3)) --backend process --device cuda
+campaign fuzz-nccl $((total - total * 2 / 3)) --backend nccl --nproc "$GPUS"
+
+log "done: exit $status"
+exit $status
