@@ -7,6 +7,7 @@
 #include "harness/report/html_report.h"
 #include "harness/report/perfetto_trace.h"
 #include "harness/reproducer.h"
+#include "harness/run_record_json.h"
 #include "harness/scenario_json.h"
 #include "harness/soak.h"
 #include "harness/threads_backend.h"
@@ -102,27 +103,11 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
     j["backend"] = run.backend;
     for (const auto& v : verdicts)
       j["verdicts"].push_back({{"property", v.property}, {"ok", v.ok}, {"skipped", v.skipped}, {"message", v.message}});
-    for (const auto& r : run.ranks) {
-      nlohmann::json rank = {{"rank", r.rank}, {"losses", r.losses}, {"baseline_bytes", r.baseline_bytes},
-                             {"teardown_bytes", r.teardown_bytes}, {"training_peak_bytes", r.training_peak_bytes}};
-      for (const auto& e : r.timeline) rank["timeline"].push_back(e.to_json());
-      for (const auto& rec : r.recoveries) {
-        nlohmann::json jr = {{"step", rec.step},
-                             {"attempt", rec.attempt},
-                             {"error", rec.error},
-                             {"error_kind", rec.error_kind},
-                             {"caught_at_seconds", rec.caught_at_seconds},
-                             {"recovered_at_seconds", rec.recovered_at_seconds},
-                             {"bytes_at_step_begin", rec.bytes_at_step_begin},
-                             {"bytes_after_reset", rec.bytes_after_reset},
-                             {"unsharded_after_reset", rec.unsharded_after_reset},
-                             {"pending_all_gather_after_reset", rec.pending_all_gather_after_reset},
-                             {"events", nlohmann::json::array()}};
-        for (const auto& e : rec.events) jr["events"].push_back(e.to_json());
-        rank["recoveries"].push_back(std::move(jr));
-      }
-      j["ranks"].push_back(rank);
-    }
+    // Each rank as rank processes send it (harness/run_record_json.h): timeline, losses, shards,
+    // recoveries, error.
+    for (const auto& r : run.ranks) j["ranks"].push_back(harness::to_json(r));
+    j["fired_faults"] = nlohmann::json::array();
+    for (const auto& f : run.fired_faults) j["fired_faults"].push_back(harness::to_json(f));
     out << j.dump(1) << "\n";
   } else {
     out << "scenario " << (sc.name.empty() ? options.file : sc.name) << ": world " << sc.world_size << ", "

@@ -115,4 +115,88 @@ std::string resolve_splits(const std::vector<int64_t>& given, const at::Tensor& 
 }
 
 
+Call all_gather_call(const at::Tensor& output, const at::Tensor& input, int n) {
+  Call call;
+  call.op = "all_gather_into_tensor";
+  call.signature = call.op + "(" + numel_and_dtype(input) + ")";
+  call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
+  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
+  if (call.invalid.empty() && output.numel() != input.numel() * n)
+    call.invalid = "output has numel " + std::to_string(output.numel()) + ", expected " +
+                   std::to_string(input.numel() * n) + " (input numel " + std::to_string(input.numel()) +
+                   " x group size " + std::to_string(n) + ")";
+  return call;
+}
+
+Call reduce_scatter_call(const at::Tensor& output, const at::Tensor& input, ReduceOp op, int n) {
+  Call call;
+  call.op = "reduce_scatter_tensor";
+  call.signature = call.op + "(" + numel_and_dtype(input) + ", " + to_string(op) + ")";
+  call.invalid =
+      first_problem({tensor_problem(input, "input"), tensor_problem(output, "output"), reduce_problem(input, op)});
+  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
+  if (call.invalid.empty() && input.numel() != output.numel() * n)
+    call.invalid = "input has numel " + std::to_string(input.numel()) + ", expected " +
+                   std::to_string(output.numel() * n) + " (output numel " + std::to_string(output.numel()) +
+                   " x group size " + std::to_string(n) + ")";
+  return call;
+}
+
+Call all_reduce_call(const at::Tensor& tensor, ReduceOp op) {
+  Call call;
+  call.op = "all_reduce";
+  call.signature = call.op + "(" + shape_and_dtype(tensor) + ", " + to_string(op) + ")";
+  call.invalid = first_problem({tensor_problem(tensor, "tensor"), reduce_problem(tensor, op)});
+  return call;
+}
+
+Call all_to_all_call(const at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                     const std::vector<int64_t>& input_split_sizes, int n) {
+  Call call;
+  call.op = "all_to_all_single";
+  call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
+  if (call.invalid.empty() && (input.dim() == 0 || output.dim() == 0))
+    call.invalid = "input and output need a dim 0 to split along";
+  call.signature = call.op + "(" +
+                   (call.invalid.empty() ? "row_shape=" + shape_str(input.sizes().slice(1)) + ", " +
+                                               dtype_name(input.scalar_type()) + on_device(input)
+                                         : std::string("invalid")) +
+                   ")";
+  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
+  if (call.invalid.empty() && output.sizes().slice(1) != input.sizes().slice(1))
+    call.invalid = "output rows have shape " + shape_str(output.sizes().slice(1)) + " but input rows have shape " +
+                   shape_str(input.sizes().slice(1));
+  if (call.invalid.empty())
+    call.invalid = first_problem({resolve_splits(input_split_sizes, input, n, "input_split_sizes", call.send_rows),
+                                  resolve_splits(output_split_sizes, output, n, "output_split_sizes", call.recv_rows)});
+  return call;
+}
+
+Call broadcast_call(const at::Tensor& tensor, int root, int n) {
+  Call call;
+  call.op = "broadcast";
+  call.signature = call.op + "(" + shape_and_dtype(tensor) + ", root=" + std::to_string(root) + ")";
+  call.invalid = tensor_problem(tensor, "tensor");
+  if (call.invalid.empty() && (root < 0 || root >= n))
+    call.invalid = "root " + std::to_string(root) + " is outside the group's ranks 0.." + std::to_string(n - 1);
+  return call;
+}
+
+Call barrier_call() {
+  Call call;
+  call.op = "barrier";
+  call.signature = "barrier()";
+  return call;
+}
+
+Call split_call(int color, int key, const std::string& name) {
+  Call call;
+  call.op = "split";
+  call.signature = "split()";
+  call.color = color;
+  call.key = key;
+  call.split_name = name;
+  return call;
+}
+
 }  // namespace shardfuzz::comm::detail

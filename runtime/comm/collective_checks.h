@@ -1,5 +1,7 @@
-// Argument checks and signatures every collective backend applies the same way, so that each
-// backend rejects the same calls with the same words. Internal to comm/.
+// What one rank brings to a collective, described the same way by every backend (ThreadWorld,
+// StoreWorld, NCCL): its signature, which must match on every rank, and why its arguments are
+// invalid, if they are — so every backend rejects the same calls with the same words. Internal to
+// comm/.
 #pragma once
 
 #include "runtime/comm/communicator.h"
@@ -11,6 +13,30 @@
 #include <vector>
 
 namespace shardfuzz::comm::detail {
+
+// One rank's call of one collective. ThreadWorld publishes only `input`'s pointer and the
+// metadata (peers read the buffer in place, so the owner keeps it alive until GroupState::finish
+// returns); StoreWorld sends the metadata with a host copy of the buffer.
+struct Call {
+  std::string op;         // "all_reduce"
+  std::string signature;  // must be identical on every rank, e.g. "all_reduce(shape=[4], float, sum)"
+  std::string invalid;    // non-empty: why this rank's arguments were rejected
+  const void* input = nullptr;
+  std::vector<int64_t> send_rows, recv_rows;  // all_to_all_single, resolved per peer
+  int color = -1, key = 0;                    // split
+  std::string split_name;
+};
+
+// The calls of each collective, checked (`n`: the group's size). Backends add their own checks
+// (ThreadWorld: how input and output may overlap) to `invalid` when it is still empty.
+Call all_gather_call(const at::Tensor& output, const at::Tensor& input, int n);
+Call reduce_scatter_call(const at::Tensor& output, const at::Tensor& input, ReduceOp op, int n);
+Call all_reduce_call(const at::Tensor& tensor, ReduceOp op);
+Call all_to_all_call(const at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_split_sizes,
+                     const std::vector<int64_t>& input_split_sizes, int n);
+Call broadcast_call(const at::Tensor& tensor, int root, int n);
+Call barrier_call();
+Call split_call(int color, int key, const std::string& name);
 
 std::string dtype_name(at::ScalarType t);
 std::string shape_str(at::IntArrayRef sizes);

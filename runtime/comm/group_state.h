@@ -2,6 +2,7 @@
 // group, one Round per collective (keyed by the group's sequence number). Internal to comm/.
 #pragma once
 
+#include "runtime/comm/collective_checks.h"
 #include "runtime/comm/communicator.h"
 
 #include <atomic>
@@ -18,17 +19,6 @@ namespace shardfuzz::comm::detail {
 
 class GroupState;
 
-// What one rank brings to one collective. Only pointers and metadata are published: peers read
-// the buffers in place, so the owner must keep them alive until GroupState::finish returns.
-struct Call {
-  std::string op;         // "all_reduce"
-  std::string signature;  // must be identical on every rank, e.g. "all_reduce(shape=[4], float, sum)"
-  std::string invalid;    // non-empty: why this rank's arguments were rejected
-  const void* input = nullptr;
-  std::vector<int64_t> send_rows, recv_rows;  // all_to_all_single, resolved per peer
-  int color = -1, key = 0;                    // split
-  std::string split_name;
-};
 
 // Whether the calls of one collective (by group rank) can go ahead: every rank's arguments valid,
 // every signature equal, all_to_all_single's splits agreeing pairwise. The message names the

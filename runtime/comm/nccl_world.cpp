@@ -80,38 +80,22 @@ class NcclCommunicator final : public Communicator {
   uint64_t sequence() const override { return sequence_; }
 
   void all_gather_into_tensor(at::Tensor& output, const at::Tensor& input) override {
-    using namespace detail;
-    std::string invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
-    if (invalid.empty()) invalid = pair_problem(output, input);
-    if (invalid.empty() && output.numel() != input.numel() * size())
-      invalid = "output has numel " + std::to_string(output.numel()) + ", expected " +
-                std::to_string(input.numel() * size());
-    run("all_gather_into_tensor", "all_gather_into_tensor(" + numel_and_dtype(input) + ")", invalid, [&] {
+    run(detail::all_gather_call(output, input, size()), [&] {
       return ncclAllGather(input.data_ptr(), output.data_ptr(), static_cast<size_t>(input.numel()),
                            nccl_type(input.scalar_type()), comm_, stream_.stream());
     });
   }
 
   void reduce_scatter_tensor(at::Tensor& output, const at::Tensor& input, ReduceOp op) override {
-    using namespace detail;
-    std::string invalid =
-        first_problem({tensor_problem(input, "input"), tensor_problem(output, "output"), reduce_problem(input, op)});
-    if (invalid.empty()) invalid = pair_problem(output, input);
-    if (invalid.empty() && input.numel() != output.numel() * size())
-      invalid = "input has numel " + std::to_string(input.numel()) + ", expected " +
-                std::to_string(output.numel() * size());
-    run("reduce_scatter_tensor", "reduce_scatter_tensor(" + numel_and_dtype(input) + ", " + to_string(op) + ")",
-        invalid, [&] {
-          return ncclReduceScatter(input.data_ptr(), output.data_ptr(), static_cast<size_t>(output.numel()),
-                                   nccl_type(input.scalar_type()), ncclSum, comm_, stream_.stream());
-        });
+    run(detail::reduce_scatter_call(output, input, op, size()), [&] {
+      return ncclReduceScatter(input.data_ptr(), output.data_ptr(), static_cast<size_t>(output.numel()),
+                               nccl_type(input.scalar_type()), ncclSum, comm_, stream_.stream());
+    });
     average(output, op);
   }
 
   void all_reduce(at::Tensor& tensor, ReduceOp op) override {
-    using namespace detail;
-    const std::string invalid = first_problem({tensor_problem(tensor, "tensor"), reduce_problem(tensor, op)});
-    run("all_reduce", "all_reduce(" + shape_and_dtype(tensor) + ", " + to_string(op) + ")", invalid, [&] {
+    run(detail::all_reduce_call(tensor, op), [&] {
       return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
                            nccl_type(tensor.scalar_type()), ncclSum, comm_, stream_.stream());
     });
@@ -120,18 +104,8 @@ class NcclCommunicator final : public Communicator {
 
   void all_to_all_single(at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_split_sizes,
                          const std::vector<int64_t>& input_split_sizes) override {
-    using namespace detail;
-    const int n = size();
-    std::vector<int64_t> send_rows, recv_rows;
-    std::string invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
-    if (invalid.empty() && (input.dim() == 0 || output.dim() == 0)) invalid = "input and output need a dim 0 to split along";
-    if (invalid.empty()) invalid = pair_problem(output, input);
-    if (invalid.empty())
-      invalid = first_problem({resolve_splits(input_split_sizes, input, n, "input_split_sizes", send_rows),
-                               resolve_splits(output_split_sizes, output, n, "output_split_sizes", recv_rows)});
-    const std::string signature =
-        "all_to_all_single(" + (invalid.empty() ? "row_shape=" + shape_str(input.sizes().slice(1)) : "") + ")";
-    run("all_to_all_single", signature, invalid, [&] {
+    const detail::Call call = detail::all_to_all_call(output, input, output_split_sizes, input_split_sizes, size());
+    run(call, [&] {
       const int64_t row = c10::multiply_integers(input.sizes().slice(1));
       const ncclDataType_t type = nccl_type(input.scalar_type());
       const auto* in = static_cast<const char*>(input.data_ptr());
@@ -139,14 +113,14 @@ class NcclCommunicator final : public Communicator {
       const int64_t bytes_per_row = row * input.element_size();
       int64_t in_off = 0, out_off = 0;
       ncclResult_t r = ncclGroupStart();
-      for (int p = 0; p < n && r == ncclSuccess; ++p) {
-        r = ncclSend(in + in_off * bytes_per_row, static_cast<size_t>(send_rows[p] * row), type, p, comm_,
+      for (int p = 0; p < size() && r == ncclSuccess; ++p) {
+        r = ncclSend(in + in_off * bytes_per_row, static_cast<size_t>(call.send_rows[p] * row), type, p, comm_,
                      stream_.stream());
         if (r == ncclSuccess)
-          r = ncclRecv(out + out_off * bytes_per_row, static_cast<size_t>(recv_rows[p] * row), type, p, comm_,
+          r = ncclRecv(out + out_off * bytes_per_row, static_cast<size_t>(call.recv_rows[p] * row), type, p, comm_,
                        stream_.stream());
-        in_off += send_rows[p];
-        out_off += recv_rows[p];
+        in_off += call.send_rows[p];
+        out_off += call.recv_rows[p];
       }
       const ncclResult_t end = ncclGroupEnd();
       return r == ncclSuccess ? end : r;
@@ -154,10 +128,7 @@ class NcclCommunicator final : public Communicator {
   }
 
   void broadcast(at::Tensor& tensor, int root) override {
-    using namespace detail;
-    std::string invalid = tensor_problem(tensor, "tensor");
-    if (invalid.empty() && (root < 0 || root >= size())) invalid = "root " + std::to_string(root) + " is outside the group";
-    run("broadcast", "broadcast(" + shape_and_dtype(tensor) + ", root=" + std::to_string(root) + ")", invalid, [&] {
+    run(detail::broadcast_call(tensor, root, size()), [&] {
       return ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
                            nccl_type(tensor.scalar_type()), root, comm_, stream_.stream());
     });
@@ -165,7 +136,7 @@ class NcclCommunicator final : public Communicator {
 
   void barrier() override {
     at::Tensor one = at::ones({1}, at::TensorOptions().dtype(at::kFloat).device(device()));
-    run("barrier", "barrier()", "", [&] {
+    run(detail::barrier_call(), [&] {
       return ncclAllReduce(one.data_ptr(), one.data_ptr(), 1, ncclFloat32, ncclSum, comm_, stream_.stream());
     });
   }
@@ -243,11 +214,12 @@ class NcclCommunicator final : public Communicator {
   // One collective: the ranks first agree on its signature (a mismatch names both ranks), then it
   // runs on this communicator's stream after the caller's stream's work, and the caller's stream
   // waits for it; the host waits under the deadline.
-  void run(const std::string& op, const std::string& signature, const std::string& invalid,
-           const std::function<ncclResult_t()>& enqueue) {
+  void run(const detail::Call& call, const std::function<ncclResult_t()>& enqueue) {
+    const std::string& op = call.op;
+    const std::string& signature = call.signature;
     const uint64_t seq = sequence_++;
     if (!comm_) throw error(Kind::Aborted, op, seq, aborted_.empty() ? "the communicator was aborted" : aborted_);
-    agree(op, seq, invalid.empty() ? signature : "!" + invalid);
+    agree(op, seq, call.invalid.empty() ? signature : "!" + call.invalid);
     const c10::cuda::CUDAGuard guard(device());
     const c10::cuda::CUDAStream caller = c10::cuda::getCurrentCUDAStream(device().index());
     at::cuda::CUDAEvent ready, done;

@@ -106,17 +106,8 @@ class StoreCommunicator final : public Communicator {
   uint64_t sequence() const override { return world_->epoch.load() == epoch_ ? sequence_ : 0; }
 
   void all_gather_into_tensor(at::Tensor& output, const at::Tensor& input) override {
-    using namespace detail;
     const int n = size();
-    Call call;
-    call.op = "all_gather_into_tensor";
-    call.signature = call.op + "(" + numel_and_dtype(input) + ")";
-    call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
-    if (call.invalid.empty()) call.invalid = pair_problem(output, input);
-    if (call.invalid.empty() && output.numel() != input.numel() * n)
-      call.invalid = "output has numel " + std::to_string(output.numel()) + ", expected " +
-                     std::to_string(input.numel() * n) + " (input numel " + std::to_string(input.numel()) +
-                     " x group size " + std::to_string(n) + ")";
+    const Call call = detail::all_gather_call(output, input, n);
     auto peers = exchange(call, call.invalid.empty() ? host_copy(input) : at::Tensor());
     const int64_t chunk = input.numel();
     if (chunk == 0) return;
@@ -127,18 +118,7 @@ class StoreCommunicator final : public Communicator {
   }
 
   void reduce_scatter_tensor(at::Tensor& output, const at::Tensor& input, ReduceOp op) override {
-    using namespace detail;
-    const int n = size();
-    Call call;
-    call.op = "reduce_scatter_tensor";
-    call.signature = call.op + "(" + numel_and_dtype(input) + ", " + to_string(op) + ")";
-    call.invalid =
-        first_problem({tensor_problem(input, "input"), tensor_problem(output, "output"), reduce_problem(input, op)});
-    if (call.invalid.empty()) call.invalid = pair_problem(output, input);
-    if (call.invalid.empty() && input.numel() != output.numel() * n)
-      call.invalid = "input has numel " + std::to_string(input.numel()) + ", expected " +
-                     std::to_string(output.numel() * n) + " (output numel " + std::to_string(output.numel()) +
-                     " x group size " + std::to_string(n) + ")";
+    const Call call = detail::reduce_scatter_call(output, input, op, size());
     auto peers = exchange(call, call.invalid.empty() ? host_copy(input) : at::Tensor());
     if (output.numel() == 0) return;
     at::Tensor target = host_target(output);
@@ -147,11 +127,7 @@ class StoreCommunicator final : public Communicator {
   }
 
   void all_reduce(at::Tensor& tensor, ReduceOp op) override {
-    using namespace detail;
-    Call call;
-    call.op = "all_reduce";
-    call.signature = call.op + "(" + shape_and_dtype(tensor) + ", " + to_string(op) + ")";
-    call.invalid = first_problem({tensor_problem(tensor, "tensor"), reduce_problem(tensor, op)});
+    const Call call = detail::all_reduce_call(tensor, op);
     auto peers = exchange(call, call.invalid.empty() ? host_copy(tensor) : at::Tensor());
     if (tensor.numel() == 0) return;
     // Into a fresh buffer first, as ThreadWorld does (its peers may still read this rank's tensor),
@@ -163,27 +139,8 @@ class StoreCommunicator final : public Communicator {
 
   void all_to_all_single(at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_split_sizes,
                          const std::vector<int64_t>& input_split_sizes) override {
-    using namespace detail;
     const int n = size();
-    Call call;
-    call.op = "all_to_all_single";
-    call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
-    if (call.invalid.empty() && (input.dim() == 0 || output.dim() == 0))
-      call.invalid = "input and output need a dim 0 to split along";
-    call.signature = call.op + "(" +
-                     (call.invalid.empty() ? "row_shape=" + shape_str(input.sizes().slice(1)) + ", " +
-                                                 dtype_name(input.scalar_type()) + on_device(input)
-                                           : std::string("invalid")) +
-                     ")";
-    if (call.invalid.empty()) call.invalid = pair_problem(output, input);
-    if (call.invalid.empty()) {
-      if (output.sizes().slice(1) != input.sizes().slice(1))
-        call.invalid = "output rows have shape " + shape_str(output.sizes().slice(1)) + " but input rows have shape " +
-                       shape_str(input.sizes().slice(1));
-      else
-        call.invalid = first_problem({resolve_splits(input_split_sizes, input, n, "input_split_sizes", call.send_rows),
-                                      resolve_splits(output_split_sizes, output, n, "output_split_sizes", call.recv_rows)});
-    }
+    const Call call = detail::all_to_all_call(output, input, output_split_sizes, input_split_sizes, n);
     const std::vector<int64_t> recv_rows = call.recv_rows;
     auto peers = exchange(call, call.invalid.empty() ? host_copy(input) : at::Tensor());
     const int64_t row = c10::multiply_integers(input.sizes().slice(1));
@@ -202,35 +159,19 @@ class StoreCommunicator final : public Communicator {
   }
 
   void broadcast(at::Tensor& tensor, int root) override {
-    using namespace detail;
-    const int n = size();
-    Call call;
-    call.op = "broadcast";
-    call.signature = call.op + "(" + shape_and_dtype(tensor) + ", root=" + std::to_string(root) + ")";
-    call.invalid = tensor_problem(tensor, "tensor");
-    if (call.invalid.empty() && (root < 0 || root >= n))
-      call.invalid = "root " + std::to_string(root) + " is outside the group's ranks 0.." + std::to_string(n - 1);
+    const Call call = detail::broadcast_call(tensor, root, size());
     auto peers = exchange(call, call.invalid.empty() && rank_ == root ? host_copy(tensor) : at::Tensor());
     if (rank_ != root && tensor.numel())
       tensor.view({-1}).copy_(peers[root].payload(0, tensor.numel(), tensor.scalar_type()));
   }
 
   void barrier() override {
-    Call call;
-    call.op = "barrier";
-    call.signature = "barrier()";
-    exchange(call, at::Tensor());
+    exchange(detail::barrier_call(), at::Tensor());
   }
 
   std::shared_ptr<Communicator> split(int color, int key, const std::string& name) override {
-    Call call;
-    call.op = "split";
-    call.signature = "split()";
-    call.color = color;
-    call.key = key;
-    call.split_name = name;
     const uint64_t seq = sequence_;
-    auto peers = exchange(call, at::Tensor());
+    auto peers = exchange(detail::split_call(color, key, name), at::Tensor());
     if (color < 0) return nullptr;
     std::vector<std::tuple<int, int>> order;  // (key, parent rank) of this color's members
     for (int r = 0; r < size(); ++r)

@@ -60,22 +60,12 @@ Computed guarded(F&& f) {
 void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Tensor& input) {
   const uint64_t seq = next_sequence();
   const int n = size();
-  Call call;
-  call.op = "all_gather_into_tensor";
-  call.signature = call.op + "(" + numel_and_dtype(input) + ")";
-  call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
+  Call call = all_gather_call(output, input, n);
   bool in_place = false;
-  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
-  if (call.invalid.empty()) {
-    if (output.numel() != input.numel() * n)
-      call.invalid = "output has numel " + std::to_string(output.numel()) + ", expected " +
-                     std::to_string(input.numel() * n) + " (input numel " + std::to_string(input.numel()) +
-                     " x group size " + std::to_string(n) + ")";
-    else if (overlaps(input, output)) {
-      // FSDP copies its shard into the output at this rank's offset and gathers in place.
-      in_place = byte_begin(input) == byte_begin(output) + rank_ * input.numel() * input.element_size();
-      if (!in_place) call.invalid = "input overlaps output other than exactly at this rank's chunk";
-    }
+  if (call.invalid.empty() && overlaps(input, output)) {
+    // FSDP copies its shard into the output at this rank's offset and gathers in place.
+    in_place = byte_begin(input) == byte_begin(output) + rank_ * input.numel() * input.element_size();
+    if (!in_place) call.invalid = "input overlaps output other than exactly at this rank's chunk";
   }
   call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
@@ -94,22 +84,11 @@ void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Te
 void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Tensor& input, ReduceOp op) {
   const uint64_t seq = next_sequence();
   const int n = size();
-  Call call;
-  call.op = "reduce_scatter_tensor";
-  call.signature = call.op + "(" + numel_and_dtype(input) + ", " + to_string(op) + ")";
-  call.invalid =
-      first_problem({tensor_problem(input, "input"), tensor_problem(output, "output"), reduce_problem(input, op)});
+  Call call = reduce_scatter_call(output, input, op, n);
   bool in_place = false;
-  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
-  if (call.invalid.empty()) {
-    if (input.numel() != output.numel() * n)
-      call.invalid = "input has numel " + std::to_string(input.numel()) + ", expected " +
-                     std::to_string(output.numel() * n) + " (output numel " + std::to_string(output.numel()) +
-                     " x group size " + std::to_string(n) + ")";
-    else if (overlaps(input, output)) {
-      in_place = byte_begin(output) == byte_begin(input) + rank_ * output.numel() * output.element_size();
-      if (!in_place) call.invalid = "output overlaps input other than exactly at this rank's chunk";
-    }
+  if (call.invalid.empty() && overlaps(input, output)) {
+    in_place = byte_begin(output) == byte_begin(input) + rank_ * output.numel() * output.element_size();
+    if (!in_place) call.invalid = "output overlaps input other than exactly at this rank's chunk";
   }
   call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
@@ -125,10 +104,7 @@ void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Ten
 
 void ThreadCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   const uint64_t seq = next_sequence();
-  Call call;
-  call.op = "all_reduce";
-  call.signature = call.op + "(" + shape_and_dtype(tensor) + ", " + to_string(op) + ")";
-  call.invalid = first_problem({tensor_problem(tensor, "tensor"), reduce_problem(tensor, op)});
+  Call call = all_reduce_call(tensor, op);
   call.input = call.invalid.empty() ? tensor.data_ptr() : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   at::Tensor result;
@@ -146,28 +122,8 @@ void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor&
                                            const std::vector<int64_t>& input_split_sizes) {
   const uint64_t seq = next_sequence();
   const int n = size();
-  Call call;
-  call.op = "all_to_all_single";
-  call.invalid = first_problem({tensor_problem(input, "input"), tensor_problem(output, "output")});
-  if (call.invalid.empty() && (input.dim() == 0 || output.dim() == 0))
-    call.invalid = "input and output need a dim 0 to split along";
-  call.signature =
-      call.op + "(" +
-      (call.invalid.empty() ? "row_shape=" + shape_str(input.sizes().slice(1)) + ", " + dtype_name(input.scalar_type()) + on_device(input)
-                            : std::string("invalid")) +
-      ")";
-  if (call.invalid.empty()) call.invalid = pair_problem(output, input);
-  if (call.invalid.empty()) {
-    if (output.sizes().slice(1) != input.sizes().slice(1))
-      call.invalid = "output rows have shape " + shape_str(output.sizes().slice(1)) + " but input rows have shape " +
-                     shape_str(input.sizes().slice(1));
-    else if (overlaps(input, output))
-      call.invalid = "input and output overlap";
-    else
-      call.invalid =
-          first_problem({resolve_splits(input_split_sizes, input, n, "input_split_sizes", call.send_rows),
-                         resolve_splits(output_split_sizes, output, n, "output_split_sizes", call.recv_rows)});
-  }
+  Call call = all_to_all_call(output, input, output_split_sizes, input_split_sizes, n);
+  if (call.invalid.empty() && overlaps(input, output)) call.invalid = "input and output overlap";
   call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
   const std::vector<int64_t> recv_rows = call.recv_rows;
   Round& round = group_->arrive(rank_, seq, std::move(call));
@@ -191,12 +147,7 @@ void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor&
 void ThreadCommunicator::broadcast(at::Tensor& tensor, int root) {
   const uint64_t seq = next_sequence();
   const int n = size();
-  Call call;
-  call.op = "broadcast";
-  call.signature = call.op + "(" + shape_and_dtype(tensor) + ", root=" + std::to_string(root) + ")";
-  call.invalid = tensor_problem(tensor, "tensor");
-  if (call.invalid.empty() && (root < 0 || root >= n))
-    call.invalid = "root " + std::to_string(root) + " is outside the group's ranks 0.." + std::to_string(n - 1);
+  Call call = broadcast_call(tensor, root, n);
   call.input = call.invalid.empty() ? tensor.data_ptr() : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   const Computed computed = guarded([&] {
@@ -208,9 +159,7 @@ void ThreadCommunicator::broadcast(at::Tensor& tensor, int root) {
 
 void ThreadCommunicator::barrier() {
   const uint64_t seq = next_sequence();
-  Call call;
-  call.op = "barrier";
-  call.signature = "barrier()";
+  Call call = barrier_call();
   Round& round = group_->arrive(rank_, seq, std::move(call));
   complete(seq, round, {});
 }
@@ -242,13 +191,8 @@ int ThreadCommunicator::recover_world() { return group_->world().recover(global_
 
 std::shared_ptr<Communicator> ThreadCommunicator::split(int color, int key, const std::string& name) {
   const uint64_t seq = next_sequence();
-  Call call;
-  call.op = "split";
-  call.signature = "split()";  // colors and keys differ by design; only the op must agree
-  call.color = color;
-  call.key = key;
-  call.split_name = name;
-  Round& round = group_->arrive(rank_, seq, std::move(call));
+  // Colours and keys differ by design; only the op must agree.
+  Round& round = group_->arrive(rank_, seq, split_call(color, key, name));
   const SplitResult result = round.split[rank_];
   complete(seq, round, {});
   if (!result.group) return nullptr;
