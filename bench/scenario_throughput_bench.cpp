@@ -1,9 +1,11 @@
 // Fuzz throughput: the standard small scenario (4 gated MoE blocks, dim 64, 4 experts, hidden 128,
 // nested experts, non-reentrant AC, wrapped head, 32 tokens, world 4, 2 SGD steps) on the threads
 // backend — the run alone, and the run plus every property (what one fuzz case costs).
+#include "harness/process/process_backend.h"
 #include "harness/properties/property.h"
 #include "harness/standard_scenarios.h"
 #include "harness/threads_backend.h"
+#include "runtime/memory/device_memory.h"
 
 #include <benchmark/benchmark.h>
 
@@ -47,6 +49,45 @@ void BM_StandardSmallCase(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One case (run and every property) of the standard small scenario at world 1 on the threads
+// backend, on the CPU (arg 0) or the GPU (arg 1; ranks as threads share no CUDA device, so world 1):
+// the native side of "native CUDA per-scenario time against the torch backend's warm worker".
+void BM_World1StandardSmallCase(benchmark::State& state) {
+  harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  sc.world_size = 1;
+  harness::RunOptions options;
+  options.device = state.range(0) ? "cuda" : "cpu";
+  if (state.range(0) && !memory::cuda_device_available()) return state.SkipWithError("no CUDA device");
+  for (auto _ : state) {
+    const harness::RunRecord run = harness::run_threads(sc, options);
+    auto verdicts = harness::check_properties(sc, run);
+    benchmark::DoNotOptimize(verdicts);
+    if (harness::first_failure(verdicts)) state.SkipWithError(harness::first_failure(verdicts)->message.c_str());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_World1StandardSmallCase)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The world-4 case through rank processes (--backend process), on the CPU (arg 0) or with all
+// four ranks on one GPU (arg 1); the pool is warm after the first iteration.
+void BM_RankProcessesStandardSmallCase(benchmark::State& state) {
+  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  harness::process::ProcessOptions options;
+  options.worker = SHARDFUZZ_BINARY;
+  options.run.device = state.range(0) ? "cuda" : "cpu";
+  if (state.range(0) && !memory::cuda_device_available()) return state.SkipWithError("no CUDA device");
+  auto backend = harness::process::make_process_backend(options);
+  backend->run(sc);  // starts the pool
+  for (auto _ : state) {
+    const harness::RunRecord run = backend->run(sc);
+    auto verdicts = harness::check_properties(sc, run);
+    benchmark::DoNotOptimize(verdicts);
+    if (harness::first_failure(verdicts)) state.SkipWithError(harness::first_failure(verdicts)->message.c_str());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RankProcessesStandardSmallCase)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace shardfuzz::bench
