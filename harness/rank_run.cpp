@@ -234,6 +234,7 @@ void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communica
   rec.rank = rank;
   FailureStamp stamp(rec, t0);
   std::shared_ptr<comm::Communicator> comm = with_faults(sc, rank, world_comm, options, run, fired_mu, t0);
+  probe.warm_up();  // what LibTorch keeps per thread on a device is not the rank's
   rec.baseline_bytes = probe.bytes(rank).current;
   {
     fsdp::RankRuntime rt(rank, fsdp::Profile::named(sc.profile), probe);

@@ -77,9 +77,11 @@ nlohmann::json run_case(const c10::intrusive_ptr<c10d::Store>& store, const Rank
       world = comm::connect_store_world(store,
                                         {env.rank, env.world_size, options.deadline, case_prefix(env.pool, k)});
     // Every rank checks that its peers run the same scenario before any of them builds a model.
-    at::Tensor hashes = at::empty({env.world_size}, at::kLong);
-    at::Tensor mine = at::full({1}, static_cast<int64_t>(hash), at::kLong);
+    const auto on_device = at::TensorOptions().dtype(at::kLong).device(probe.device());
+    at::Tensor hashes = at::empty({env.world_size}, on_device);
+    at::Tensor mine = at::full({1}, static_cast<int64_t>(hash), on_device);
     world->all_gather_into_tensor(hashes, mine);
+    hashes = hashes.cpu();
     for (int r = 0; r < env.world_size; ++r)
       if (hashes[r].item<int64_t>() != static_cast<int64_t>(hash))
         throw std::runtime_error("rank " + std::to_string(r) + " runs a scenario whose hash differs from this rank's");

@@ -146,7 +146,8 @@ class NcclCommunicator final : public Communicator {
     at::Tensor mine = at::tensor(std::vector<int64_t>{color, key}, at::kLong).to(device());
     at::Tensor all = at::empty({2 * size()}, mine.options());
     all_gather_into_tensor(all, mine);
-    const std::vector<int64_t> ck(all.cpu().data_ptr<int64_t>(), all.cpu().data_ptr<int64_t>() + all.numel());
+    const at::Tensor host = all.cpu();
+    const std::vector<int64_t> ck(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     ncclComm_t child = nullptr;

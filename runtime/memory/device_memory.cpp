@@ -8,7 +8,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <ATen/ATen.h>
 
-#include <mutex>
+#include <torch/csrc/autograd/variable.h>
 #endif
 
 namespace shardfuzz::memory {
@@ -40,13 +40,17 @@ void reset_device_peaks(int device) {
 }
 
 void warm_up_device(int device) {
-  static std::once_flag once[64];
-  if (!cuda_device_available() || device < 0 || device >= 64) return;
-  std::call_once(once[device], [device] {
-    const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
-    const at::Tensor a = at::ones({64, 64}, at::TensorOptions().device(at::kCUDA, device));
-    (void)at::mm(a, a).sum().item<float>();  // cuBLAS: handle and workspace
-  });
+  if (!cuda_device_available() || device < 0 || device >= cuda_device_count()) return;
+  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  const auto on = at::TensorOptions().device(at::kCUDA, device);
+  for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+    const at::Tensor a = at::ones({64, 64}, on.dtype(dtype)).requires_grad_();
+    const at::Tensor b = at::ones({2, 64, 64}, on.dtype(dtype)).requires_grad_();
+    const at::Tensor bias = at::ones({64}, on.dtype(dtype)).requires_grad_();
+    at::Tensor y = at::addmm(bias, a, a).sum() + at::mm(a, a).sum() + at::bmm(b, b).sum() + at::matmul(b, a).sum();
+    y.to(at::kFloat).backward();  // autograd's device thread: its own handle and workspace
+  }
+  c10::cuda::device_synchronize();
 }
 
 #else

@@ -60,6 +60,10 @@ RankBytes Probe::bytes(int rank) const {
 
 int64_t Probe::reserved_bytes() const { return on_device() ? device_bytes(device_).reserved : 0; }
 
+void Probe::warm_up() const {
+  if (on_device()) warm_up_device(device_);
+}
+
 void Probe::reset_peak(int rank) const {
   if (on_device())
     reset_device_peaks(device_);

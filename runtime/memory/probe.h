@@ -32,6 +32,9 @@ class Probe {
   RankBytes bytes(int rank) const;  // allocated bytes, current and peak
   int64_t reserved_bytes() const;   // what the caching allocator holds from the driver (0 on CPU)
   void reset_peak(int rank) const;  // peak := current
+  // On a device: what LibTorch keeps there per thread, allocated now on the calling thread (before
+  // a baseline is read; memory::warm_up_device). Nothing on the CPU.
+  void warm_up() const;
 
  private:
   explicit Probe(int device) : device_(device) {}
