@@ -115,6 +115,12 @@ std::string write_finding_report(const Finding& f, harness::Backend* backend,
     const harness::RunRecord run = backend ? backend->run(f.minimal) : harness::run_threads(f.minimal);
     const auto verdicts = harness::check_properties(f.minimal, run);
     harness::write_file_atomically(path, harness::html_report(f.minimal, run, verdicts, "shardfuzz run " + f.path));
+    // On a GPU: each rank's allocator snapshot at its last step's end or where it failed.
+    nlohmann::json snapshots = nlohmann::json::object();
+    for (const auto& r : run.ranks)
+      if (!r.device_snapshot.is_null()) snapshots["rank " + std::to_string(r.rank)] = r.device_snapshot;
+    if (!snapshots.empty())
+      harness::write_file_atomically(f.path.substr(0, f.path.rfind(".json")) + ".snapshot.json", snapshots.dump(1));
     return "written";
   };
   try {

@@ -270,8 +270,15 @@ void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communica
       for (int s = 0; s < sc.steps; ++s) {
         auto batch = [&](int micro, int forward) { return input_of(sc, rank, s, micro, forward, device); };
         auto step = [&] { return train::train_step(*model, plan, batch, loss_fn(sc), opt.get(), rt, s); };
-        rec.losses.push_back(run.recovery ? train::run_step_with_recovery(step, s, *comm, *model, rt, opt.get(), recovery)
-                                          : step());
+        try {
+          rec.losses.push_back(run.recovery
+                                   ? train::run_step_with_recovery(step, s, *comm, *model, rt, opt.get(), recovery)
+                                   : step());
+        } catch (...) {
+          rec.device_snapshot = probe.snapshot();  // what the device held where the rank failed
+          throw;
+        }
+        if (s + 1 == sc.steps) rec.device_snapshot = probe.snapshot();
         rec.step_end_bytes.push_back(probe.bytes(rank).current - rec.baseline_bytes);
         if (rank == 0) run.host_rss_bytes.push_back(resident_set_bytes());  // only rank 0 writes it
       }

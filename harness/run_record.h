@@ -6,6 +6,7 @@
 #include "runtime/memory/timeline.h"
 
 #include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
@@ -54,6 +55,9 @@ struct RankRecord {
   int64_t teardown_bytes = 0;  // after model, optimizer and runtime were destroyed
   int64_t training_peak_bytes = 0;  // allocator peak from the end of wrapping to teardown, above the baseline
   std::vector<RecoveryRecord> recoveries;  // in order; the timeline holds only each step's last run
+  // On a device: its caching allocator's snapshot (memory::device_snapshot) at the end of the last
+  // step, or where the rank failed; null on the CPU.
+  nlohmann::json device_snapshot;
   std::string error;                // what this rank failed with (empty: it completed)
   double failed_at_seconds = -1;    // since the run's start, when it failed (-1: it did not)
   std::vector<memory::TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;

@@ -156,7 +156,8 @@ json to_json(const RankRecord& r) {
           {"training_peak_bytes", r.training_peak_bytes},
           {"recoveries", recoveries},
           {"error", r.error},
-          {"failed_at_seconds", r.failed_at_seconds}};
+          {"failed_at_seconds", r.failed_at_seconds},
+          {"device_snapshot", r.device_snapshot}};
 }
 
 RankRecord rank_record_from_json(const json& j) {
@@ -182,6 +183,7 @@ RankRecord rank_record_from_json(const json& j) {
     field = "error";
     r.error = j.at("error").get<std::string>();
     r.failed_at_seconds = j.at("failed_at_seconds").get<double>();
+    r.device_snapshot = j.value("device_snapshot", json());
     return r;
   } catch (const json::exception& e) {
     throw std::invalid_argument("rank record: " + field + ": " + e.what());

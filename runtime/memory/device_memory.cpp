@@ -53,6 +53,36 @@ void warm_up_device(int device) {
   c10::cuda::device_synchronize();
 }
 
+nlohmann::json device_snapshot(int device) {
+  if (!cuda_device_available()) return {{"available", false}, {"why", "no CUDA device"}};
+#ifdef SHARDFUZZ_ALLOCATOR_SNAPSHOT
+  const DeviceBytes bytes = device_bytes(device);
+  nlohmann::json segments = nlohmann::json::array();
+  for (const auto& seg : c10::cuda::CUDACachingAllocator::snapshot().segments) {
+    if (seg.device != device) continue;
+    nlohmann::json blocks = nlohmann::json::array();
+    for (const auto& b : seg.blocks)
+      blocks.push_back({{"size", b.size}, {"requested_size", b.requested_size}, {"allocated", b.allocated},
+                        {"active", b.active}});
+    segments.push_back({{"address", seg.address},
+                        {"total_size", seg.total_size},
+                        {"allocated_size", seg.allocated_size},
+                        {"active_size", seg.active_size},
+                        {"stream", reinterpret_cast<uintptr_t>(seg.stream)},
+                        {"is_large", seg.is_large},
+                        {"blocks", blocks}});
+  }
+  return {{"available", true},
+          {"device", device},
+          {"allocated_bytes", bytes.allocated},
+          {"reserved_bytes", bytes.reserved},
+          {"peak_allocated_bytes", bytes.peak_allocated},
+          {"segments", segments}};
+#else
+  return {{"available", false}, {"why", "this LibTorch's caching allocator has no snapshot() CMake could compile"}};
+#endif
+}
+
 #else
 
 bool cuda_probe_built() { return false; }
@@ -61,6 +91,7 @@ int cuda_device_count() { return 0; }
 DeviceBytes device_bytes(int) { return {}; }
 void reset_device_peaks(int) {}
 void warm_up_device(int) {}
+nlohmann::json device_snapshot(int) { return {{"available", false}, {"why", "this build has no CUDA LibTorch"}}; }
 
 #endif
 

@@ -4,6 +4,8 @@
 // only against a CUDA LibTorch (SHARDFUZZ_CUDA); elsewhere it says so and reads zeros.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 
 namespace shardfuzz::memory {
@@ -30,5 +32,11 @@ void reset_device_peaks(int device = 0);
 // backward). Measured on an H200: without it, a rank's first step "grew" 64 MiB and its teardown
 // kept 34 MiB. Called on each rank's thread before its baseline; cheap once the handles exist.
 void warm_up_device(int device = 0);
+
+// The caching allocator's state of `device` right now, for people: its totals and every segment
+// (address, total, allocated and active bytes, stream) with its blocks (size, requested size,
+// allocated, active) — what PyTorch's memory snapshot shows, as JSON. {"available": false, "why":
+// ...} where this build or LibTorch cannot take one.
+nlohmann::json device_snapshot(int device = 0);
 
 }  // namespace shardfuzz::memory

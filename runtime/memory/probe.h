@@ -7,6 +7,7 @@
 #include "runtime/memory/counting_allocator.h"
 
 #include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
@@ -35,6 +36,8 @@ class Probe {
   // On a device: what LibTorch keeps there per thread, allocated now on the calling thread (before
   // a baseline is read; memory::warm_up_device). Nothing on the CPU.
   void warm_up() const;
+  // The device allocator's snapshot (memory::device_snapshot); null on the CPU.
+  nlohmann::json snapshot() const;
 
  private:
   explicit Probe(int device) : device_(device) {}
