@@ -13,7 +13,8 @@ log "benchmarks (a few minutes: the seed-leak rows run a campaign per seed)"
 python3 - "$OUT_JSON" "$REPO/docs/performance.md" <<'PY'
 import json, statistics, sys, datetime
 doc = json.load(open(sys.argv[1]))
-rows = {b["name"]: b for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"}
+rows = {b["name"]: b for b in doc["benchmarks"]
+        if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred")}
 def rate(name): return rows[name]["items_per_second"] if name in rows else float("nan")
 def bps(name): return rows[name]["bytes_per_second"] if name in rows else float("nan")
 seeds = [rows[n] for n in rows if n.startswith("BM_SeedLeakFindAndShrink/")]
@@ -51,10 +52,21 @@ for arg, label, target in (("0", "small model (4 gated MoE blocks, dim 64)", "�
     native, plain = ms(f"BM_NativeStepWorld1/{arg}/"), ms(f"BM_PlainLibTorchStep/{arg}/")
     lines.append(f"| native step at world 1 over plain LibTorch forward/backward/SGD, {label}, no AC, one intra-op thread | "
                  f"{target} | {native / plain:.2f} ({native:.1f} vs {plain:.1f} ms) |")
+lines.append(f"| standard small scenario at world 1, one case, threads backend on the CPU | — | "
+             f"{rate('BM_World1StandardSmallCase/0/real_time'):.1f} scenarios/s |")
+threads4, procs4 = ms("BM_StandardSmallCase/"), ms("BM_RankProcessesStandardSmallCase/0/")
+lines.append(f"| standard small scenario at world 4, one case, through rank processes (--backend process, CPU) over "
+             f"ranks as threads | — | {procs4 / threads4:.2f} ({procs4:.0f} vs {threads4:.0f} ms) |")
+for arg, label in (("1", "GPU"),):
+    w1, p4 = ms(f"BM_World1StandardSmallCase/{arg}/"), ms(f"BM_RankProcessesStandardSmallCase/{arg}/")
+    if w1 == w1:  # measured: this host has a GPU
+        lines.append(f"| standard small, one case on the {label}: world 1 (threads) / world 4 (rank processes) | — | "
+                     f"{w1:.1f} ms / {p4:.0f} ms |")
 lines += [
     "",
-    "Not measured yet: the GPU rows (the native CUDA path is issue 6, see docs/gpu-path.md; the torch",
-    "side's per-scenario times are in docs/torch-backend.md). The counting allocator itself cannot be",
+    "GPU rows: `ci/bench.sh` adds them on a host with a CUDA LibTorch; the H200 figures (native CUDA",
+    "case against the torch backend's warm worker) are in docs/gpu-path.md, the torch side's",
+    "per-scenario times in docs/torch-backend.md. The counting allocator itself cannot be",
     "switched off, so the probe row measures the timeline's snapshots. The figures are on the reference",
     "BLAS (what CI installs); OpenBLAS's pthread build, started with OPENBLAS_NUM_THREADS=1, makes",
     "matmul-heavy rows about twice as fast (docs/runtime.md, The BLAS behind the rank threads).",

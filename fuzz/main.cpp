@@ -28,10 +28,14 @@ namespace {
 
 // A crash of the harness itself says where (addresses resolve with addr2line -e shardfuzz), then
 // dies of the same signal, so callers and CI still see it.
+// Who crashed: the harness, or one rank process of --backend process/nccl (where an injected abort
+// is a planned fault, reported by its launcher).
+const char* g_crash_head = "shardfuzz: the harness itself crashed (";
+
 void report_crash(int signal) {
   const char* what = signal == SIGSEGV ? "segmentation fault" : signal == SIGBUS ? "bus error" : "abort";
-  const char head[] = "shardfuzz: the harness itself crashed (";
-  (void)!::write(STDERR_FILENO, head, sizeof head - 1);
+  const char* head = g_crash_head;
+  (void)!::write(STDERR_FILENO, head, std::char_traits<char>::length(head));
   (void)!::write(STDERR_FILENO, what, std::char_traits<char>::length(what));
   (void)!::write(STDERR_FILENO, "); backtrace:\n", 14);
   void* frames[64];
@@ -82,8 +86,10 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (rank_worker_cmd->parsed())
+    if (rank_worker_cmd->parsed()) {
+      g_crash_head = "shardfuzz rank-worker: this rank process ended (";
       return shardfuzz::harness::process::serve_rank(shardfuzz::harness::process::rank_env_from_environment());
+    }
     if (conform_cmd->parsed()) return run_conform(conform, std::cout, std::cerr);
     if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
     if (replay_cmd->parsed()) return run_replay(replay, std::cout, std::cerr);
