@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -259,18 +260,39 @@ class ProcessBackend final : public Backend {
       throw std::invalid_argument("world_size: " + std::to_string(sc.world_size) + " ranks need as many GPUs for NCCL, "
                                   "this host has " + std::to_string(memory::cuda_device_count()) +
                                   " (NCCL refuses two ranks on one GPU; --backend process runs them through the store)");
-    if (!pool_ || pool_->broken() || pool_->world() != sc.world_size) {
-      pool_.reset();
-      pool_ = std::make_unique<RankPool>(options_, sc.world_size);
-    }
+    RankPool& pool = pool_for(sc.world_size);
     const bool recovery = options_.run.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
                                                               [](const FaultSpec& f) { return f.is_recoverable(); });
-    return pool_->run(sc, options_.run, recovery, options_.case_limit, name());
+    RunRecord run = pool.run(sc, options_.run, recovery, options_.case_limit, name());
+    if (pool.broken()) pools_.erase(sc.world_size);
+    return run;
   }
 
  private:
   ProcessOptions options_;
-  std::unique_ptr<RankPool> pool_;
+  // One warm pool per world size (a campaign draws several; starting rank processes, and CUDA in
+  // each, costs seconds), the least recently used dropped beyond kPools.
+  RankPool& pool_for(int world) {
+    static constexpr std::size_t kPools = 4;
+    auto it = pools_.find(world);
+    if (it == pools_.end()) {
+      if (pools_.size() >= kPools) {
+        auto oldest = std::min_element(pools_.begin(), pools_.end(),
+                                       [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+        pools_.erase(oldest);
+      }
+      it = pools_.emplace(world, Pooled{std::make_unique<RankPool>(options_, world), 0}).first;
+    }
+    it->second.used = ++uses_;
+    return *it->second.pool;
+  }
+
+  struct Pooled {
+    std::unique_ptr<RankPool> pool;
+    uint64_t used = 0;
+  };
+  std::map<int, Pooled> pools_;
+  uint64_t uses_ = 0;
 };
 
 }  // namespace

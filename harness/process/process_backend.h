@@ -1,7 +1,7 @@
 // The process backend: one process per rank, like a real job. The launcher (this process) serves
 // a TCPStore, starts `shardfuzz rank-worker` once per rank with torchrun's environment, hands them
-// each scenario with its hash and assembles the RunRecord from the records they send back. The
-// pool of rank processes lives across scenarios of the same world size.
+// each scenario with its hash and assembles the RunRecord from the records they send back. A pool
+// of rank processes lives across scenarios of its world size; up to four pools stay warm.
 //
 // comm "store": collectives through the store, host-staged (runtime/comm/store_world.h): any
 // device, several ranks on one GPU, and what CI tests this machinery with on CPU.
