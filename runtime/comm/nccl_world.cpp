@@ -153,7 +153,9 @@ class NcclCommunicator final : public Communicator {
     ncclComm_t child = nullptr;
     const uint64_t seq = sequence_;
     check("split", seq, ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &child, &config));
-    wait_ready(child, "split", seq);
+    // Non-blocking: the parent is busy until the split completes, and so is the child.
+    wait_ready(comm_, "split", seq);
+    if (child) wait_ready(child, "split", seq);
     if (color < 0) return nullptr;
     std::vector<std::pair<int64_t, int>> order;
     for (int r = 0; r < size(); ++r)
