@@ -30,7 +30,10 @@ void reset_device_peaks(int device = 0);
 // there: the CUDA context, and a cuBLAS handle and its workspace (32 MiB on an H200) for the
 // calling thread and for autograd's device thread, per op family (mm, addmm, bmm, forward and
 // backward). Measured on an H200: without it, a rank's first step "grew" 64 MiB and its teardown
-// kept 34 MiB. Called on each rank's thread before its baseline; cheap once the handles exist.
+// kept 34 MiB. It also sets CUBLASLT_WORKSPACE_SIZE=0 unless set: cuBLASLt's 1 MiB workspace comes
+// with whichever backward first takes the Lt path (measured: the run passes teardown and peak with
+// it off, and fails by exactly 1 MiB with it on). Called on each rank's thread before its
+// baseline; cheap once the handles exist.
 void warm_up_device(int device = 0);
 
 // The caching allocator's state of `device` right now, for people: its totals and every segment
