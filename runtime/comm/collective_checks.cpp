@@ -115,6 +115,14 @@ std::string resolve_splits(const std::vector<int64_t>& given, const at::Tensor& 
 }
 
 
+void finish_reduction(at::Tensor& sum, ReduceOp op, int64_t n) {
+  if (op != ReduceOp::Avg || sum.numel() == 0) return;
+  if (c10::isIntegralType(sum.scalar_type(), /*includeBool=*/false))
+    sum.div_(n, "trunc");
+  else
+    sum.div_(n);
+}
+
 Call all_gather_call(const at::Tensor& output, const at::Tensor& input, int n) {
   Call call;
   call.op = "all_gather_into_tensor";

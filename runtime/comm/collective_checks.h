@@ -55,6 +55,10 @@ std::string on_device(const at::Tensor& t);
 std::string numel_and_dtype(const at::Tensor& t);
 std::string shape_and_dtype(const at::Tensor& t);
 
+// A sum over `n` ranks made the ReduceOp's result: Avg divides (truncating integers, as NCCL's
+// integer avg does); Sum leaves it.
+void finish_reduction(at::Tensor& sum, ReduceOp op, int64_t n);
+
 const char* byte_begin(const at::Tensor& t);
 const char* byte_end(const at::Tensor& t);
 bool overlaps(const at::Tensor& a, const at::Tensor& b);

@@ -91,7 +91,7 @@ class NcclCommunicator final : public Communicator {
       return ncclReduceScatter(input.data_ptr(), output.data_ptr(), static_cast<size_t>(output.numel()),
                                nccl_type(input.scalar_type()), ncclSum, comm_, stream_.stream());
     });
-    average(output, op);
+    detail::finish_reduction(output, op, size());
   }
 
   void all_reduce(at::Tensor& tensor, ReduceOp op) override {
@@ -99,7 +99,7 @@ class NcclCommunicator final : public Communicator {
       return ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), static_cast<size_t>(tensor.numel()),
                            nccl_type(tensor.scalar_type()), ncclSum, comm_, stream_.stream());
     });
-    average(tensor, op);
+    detail::finish_reduction(tensor, op, size());
   }
 
   void all_to_all_single(at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_split_sizes,
@@ -274,14 +274,6 @@ class NcclCommunicator final : public Communicator {
                     "collective mismatch: rank " + std::to_string(global_rank()) + " called " + signature +
                         " but rank " + std::to_string(members_[r]) + " called something else");
     }
-  }
-
-  void average(at::Tensor& t, ReduceOp op) {
-    if (op != ReduceOp::Avg || t.numel() == 0) return;
-    if (c10::isIntegralType(t.scalar_type(), /*includeBool=*/false))
-      t.div_(size(), "trunc");
-    else
-      t.div_(size());
   }
 
   std::shared_ptr<WorldShared> world_;

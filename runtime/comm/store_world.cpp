@@ -310,13 +310,7 @@ class StoreCommunicator final : public Communicator {
     const at::ScalarType dtype = target.scalar_type();
     target.copy_(peers[0].payload(first, numel, dtype));
     for (std::size_t r = 1; r < peers.size(); ++r) target.add_(peers[r].payload(first, numel, dtype));
-    if (op == ReduceOp::Avg) {
-      const auto n = static_cast<int64_t>(peers.size());
-      if (c10::isIntegralType(dtype, /*includeBool=*/false))
-        target.div_(n, "trunc");
-      else
-        target.div_(n);
-    }
+    detail::finish_reduction(target, op, static_cast<int64_t>(peers.size()));
   }
 
   std::shared_ptr<WorldShared> world_;

@@ -34,13 +34,7 @@ void reduce_into(at::Tensor& target, const std::vector<Call>& calls, int64_t off
   if (numel == 0) return;
   target.copy_(alias(calls[0].input, offset, numel, dtype, target.device()));
   for (size_t r = 1; r < calls.size(); ++r) target.add_(alias(calls[r].input, offset, numel, dtype, target.device()));
-  if (op == ReduceOp::Avg) {
-    const auto n = static_cast<int64_t>(calls.size());
-    if (c10::isIntegralType(dtype, /*includeBool=*/false))
-      target.div_(n, "trunc");  // what NCCL's integer avg does
-    else
-      target.div_(n);
-  }
+  finish_reduction(target, op, static_cast<int64_t>(calls.size()));
 }
 
 template <class F>
