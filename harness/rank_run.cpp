@@ -23,11 +23,7 @@
 
 namespace shardfuzz::harness {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::string error_kind_of(const std::exception_ptr& ex) {
+std::string error_kind(const std::exception_ptr& ex) {
   try {
     if (ex) std::rethrow_exception(ex);
   } catch (const comm::RankCrash&) {
@@ -46,6 +42,11 @@ std::string error_kind_of(const std::exception_ptr& ex) {
   }
   return "exception";
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -183,7 +184,7 @@ RecoveryRecord recovery_record(train::StepFailure&& failure, int64_t baseline_by
   r.step = failure.step;
   r.attempt = failure.attempt;
   r.error = failure.message;
-  r.error_kind = error_kind_of(failure.error);
+  r.error_kind = error_kind(failure.error);
   r.caught_at_seconds = std::chrono::duration<double>(failure.caught_at - t0).count();
   r.recovered_at_seconds = std::chrono::duration<double>(failure.recovered_at - t0).count();
   r.bytes_at_step_begin = failure.at_step_begin.allocated_bytes - baseline_bytes;
@@ -217,7 +218,6 @@ memory::Probe rank_probe(const Scenario& sc, const RunOptions& options, bool ran
   return probe;
 }
 
-std::string error_kind(const std::exception_ptr& error) { return error_kind_of(error); }
 
 void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communicator>& world_comm) {
   const Scenario& sc = shared.scenario;
