@@ -10,6 +10,8 @@
 #include "runtime/comm/thread_world.h"
 #include "runtime/fsdp/rank_runtime.h"
 #include "runtime/memory/counting_allocator.h"
+#include "runtime/memory/device_memory.h"
+#include "runtime/memory/probe.h"
 #include "runtime/mesh/device_mesh.h"
 #include "runtime/train/optimizer.h"
 #include "runtime/train/step.h"
@@ -122,6 +124,43 @@ void BM_NativeStepWorld1(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_NativeStepWorld1)->Arg(0)->Arg(1)->MinTime(2.0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The large model's step on the GPU (issue 8): the standard large scenario (8 gated MoE blocks, dim
+// 4096, bfloat16, nested experts, full AC) at world 1 on CUDA, each step ended by a device
+// synchronize; arg 0 without the timeline, arg 1 with it (the probe's allocator reads at every
+// event). The torch FSDP2 side of the ratio is the exported script's `--time-steps`
+// (ci/bench-gpu.sh runs both).
+void BM_NativeLargeStepCuda(benchmark::State& state) {
+  if (!memory::cuda_device_available()) return state.SkipWithError("no CUDA device");
+  const harness::Scenario sc = harness::standard_large_scenario();
+  const memory::Probe probe = memory::Probe::named("cuda", "device");
+  comm::ThreadWorld world({1, std::chrono::milliseconds(600000)});
+  const auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> comm) {
+    probe.warm_up();
+    fsdp::RankRuntime rt(0, fsdp::Profile::named(sc.profile), probe);
+    rt.set_timeline_enabled(state.range(0) == 1);
+    auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
+    harness::BuildOptions build;
+    build.device = probe.device();
+    auto model = harness::build_model(sc, build);
+    harness::apply_fully_shard(*model, sc, dense, dense, rt);
+    train::ShardedOptimizer opt(rt.groups(), sc.optimizer, rt);
+    const train::StepPlan plan = harness::step_plan(sc);
+    const train::LossFn loss = harness::loss_fn(sc);
+    const at::Tensor input = harness::input_of(sc, 0, 0, 0, 0, probe.device());
+    int step = 0;
+    auto one_step = [&] {
+      train::train_step(*model, plan, [&](int, int) { return input; }, loss, &opt, rt, step++);
+      rt.timeline().clear();  // a step's worth at a time, as a case keeps
+      probe.synchronize();
+    };
+    for (int i = 0; i < sc.steps; ++i) one_step();  // warm-up: the plan's steps, as the torch side
+    for (auto _ : state) one_step();
+  });
+  if (!outcomes[0].ok) state.SkipWithError(outcomes[0].error.c_str());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_NativeLargeStepCuda)->Arg(0)->Arg(1)->MinTime(5.0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace shardfuzz::bench

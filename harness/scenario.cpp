@@ -271,7 +271,10 @@ int64_t Scenario::full_parameter_bytes() const {
     block = sat_add(block, sat_mul(static_cast<int64_t>(b.lora.size()), adapter));
     params = sat_add(params, block);
   }
-  return sat_mul(params, 4);  // float32 at most (bfloat16 models keep trainable parameters in float32)
+  // As stored: bfloat16 models take 2 bytes a parameter, unless mixed precision upcasts the
+  // trainable ones to float32 (counted as if all were: a bound).
+  const int64_t element = stored_dtype(/*requires_grad=*/true) == c10::ScalarType::Float ? 4 : 2;
+  return sat_mul(params, element);
 }
 
 namespace {

@@ -181,7 +181,8 @@ struct Scenario {
   // "fully_shard[\"layers.9\"]: no such module", "world_size: 0 outside [1, 64]"). Checks the size
   // budget before anything is allocated.
   void validate() const;
-  // Bytes the model's parameters take on one rank before sharding (for the size budget).
+  // Bytes the model's parameters take on one rank before sharding, in the dtype they are stored in
+  // (for the size budget).
   int64_t full_parameter_bytes() const;
   // The block whose experts module ("layers.i.moe.experts") is `path`, or nullptr.
   const BlockSpec* block_of_experts(const std::string& path) const;

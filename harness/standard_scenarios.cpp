@@ -30,4 +30,13 @@ Scenario standard_small_scenario(const std::string& profile) {
   return s;
 }
 
+Scenario standard_large_scenario(const std::string& profile) {
+  Scenario s = nested_experts_scenario(8, true, 1, profile, 2);
+  s.name = "standard-large";
+  s.dims = {4096, 1024, 4, 2048};
+  s.dtype = "bfloat16";
+  s.loss = "mean";
+  return s;
+}
+
 }  // namespace shardfuzz::harness

@@ -16,8 +16,9 @@ CLI::App* add_gen_command(CLI::App& app, GenOptions& o) {
   cmd->add_option("--profile", o.profile, "pin the profile");
   cmd->add_option("--standard", o.standard,
                   "print a named scenario instead: small (the benchmarks' standard small scenario: 4 gated MoE "
-                  "blocks, dim 64, nested experts, full AC, world 4, 2 steps)")
-      ->check(CLI::IsMember({"small"}));
+                  "blocks, dim 64, nested experts, full AC, world 4, 2 steps); large (the GPU benchmark's model: 8 "
+                  "blocks, dim 4096, bfloat16, world 1)")
+      ->check(CLI::IsMember({"small", "large"}));
   return cmd;
 }
 
@@ -26,8 +27,10 @@ int run_gen(const GenOptions& o, std::ostream& out, std::ostream& err) {
     err << "shardfuzz gen: --size must be 0-100 and --world 0-8\n";
     return kExitUsage;
   }
-  if (o.standard == "small") {
-    harness::Scenario sc = harness::standard_small_scenario(o.profile.empty() ? "torch-2.11" : o.profile);
+  if (!o.standard.empty()) {
+    const std::string profile = o.profile.empty() ? "torch-2.11" : o.profile;
+    harness::Scenario sc = o.standard == "small" ? harness::standard_small_scenario(profile)
+                                                 : harness::standard_large_scenario(profile);
     if (o.world > 0) sc.world_size = o.world;
     out << harness::to_json_text(sc) << "\n";
     return kExitOk;

@@ -380,7 +380,8 @@ def print_table():
             print(f"{e['step'] + 1:>4} {e['group']:<28} {alloc:>10} {kept:>11}  {' '.join(stale)}")
 
 
-def run(rank, world, plan, build, out):
+def _start(rank, world, plan):
+    """The process group, this rank's device and torch's default device (run and time_steps)."""
     STATE["rank"] = rank
     local_rank, local_world = int(os.environ.get("LOCAL_RANK", rank)), int(os.environ.get("LOCAL_WORLD_SIZE", world))
     cuda = torch.cuda.is_available() and local_world <= torch.cuda.device_count() and not plan.get("cpu")
@@ -393,42 +394,63 @@ def run(rank, world, plan, build, out):
     if cuda:
         torch.cuda.set_device(local_rank)
     torch.set_default_device(STATE["device"])
-    install_recorder(emulated_profile(plan["profile"]) == "torch-2.9")
-    model = build(STATE["device"], world)
-    collect_groups(model)
+
+
+def _optimizer(model, plan):
     opt_kind, lr = plan["optimizer"]
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = (torch.optim.AdamW(params, lr=lr, eps=1e-3) if opt_kind == "adamw" else torch.optim.SGD(params, lr=lr)) if params else None
+    if not params:
+        return None
+    return torch.optim.AdamW(params, lr=lr, eps=1e-3) if opt_kind == "adamw" else torch.optim.SGD(params, lr=lr)
+
+
+def _batches(rank, plan):
     gen = torch.Generator(device=STATE["device"]).manual_seed(plan["seed"] + rank)
     def batch():
         if plan["vocab"]:
             return torch.randint(plan["vocab"], (plan["tokens"],), generator=gen, device=STATE["device"])
         x = torch.randn(plan["tokens"], plan["dim"], generator=gen, device=STATE["device"], dtype=plan["dtype"])
         return x.requires_grad_(plan["input_requires_grad"])
+    return batch
+
+
+def _train_step(model, opt, plan, batch, record):
+    """One step of the plan (micro-batches, forwards per backward, optimizer, eval forward); returns
+    its loss. `record(event, detail)` marks the phases (the recorder's, or nothing when timing)."""
+    total = 0.0
+    for micro in range(plan["micro_batches"]):
+        if plan["micro_batches"] > 1:
+            model.set_is_last_backward(micro + 1 == plan["micro_batches"])
+        loss = sum((model(batch()).float().sum() if plan["loss"] == "sum" else model(batch()).float().mean())
+                   for _ in range(plan["forwards_per_backward"]))
+        record("forward_end", {"micro_batch": micro})
+        total += loss.item()
+        if loss.requires_grad:
+            (loss / plan["micro_batches"]).backward()
+        record("backward_end", {"micro_batch": micro})
+    if opt:
+        opt.step()
+        record("optimizer_step", None)
+        opt.zero_grad()
+        record("zero_grad", None)
+    if plan["eval_forward"]:
+        with torch.no_grad():
+            model(batch())
+        record("eval_forward_end", None)
+    return total / plan["micro_batches"]
+
+
+def run(rank, world, plan, build, out):
+    _start(rank, world, plan)
+    install_recorder(emulated_profile(plan["profile"]) == "torch-2.9")
+    model = build(STATE["device"], world)
+    collect_groups(model)
+    opt = _optimizer(model, plan)
+    batch = _batches(rank, plan)
     losses = []
     for step in range(plan["steps"]):
         STATE["step"] = step
-        total = 0.0
-        for micro in range(plan["micro_batches"]):
-            if plan["micro_batches"] > 1:
-                model.set_is_last_backward(micro + 1 == plan["micro_batches"])
-            loss = sum((model(batch()).float().sum() if plan["loss"] == "sum" else model(batch()).float().mean())
-                       for _ in range(plan["forwards_per_backward"]))
-            _record("forward_end", "", {"micro_batch": micro}, "train")
-            total += loss.item()
-            if loss.requires_grad:
-                (loss / plan["micro_batches"]).backward()
-            _record("backward_end", "", {"micro_batch": micro}, "train")
-        if opt:
-            opt.step()
-            _record("optimizer_step", "", None, "train")
-            opt.zero_grad()
-            _record("zero_grad", "", None, "train")
-        if plan["eval_forward"]:
-            with torch.no_grad():
-                model(batch())
-            _record("eval_forward_end", "", None, "train")
-        losses.append(total / plan["micro_batches"])
+        losses.append(_train_step(model, opt, plan, batch, lambda event, detail: _record(event, "", detail, "train")))
         _record("step_end", "", {"loss": losses[-1]}, "train")
     word, why = verdict()
     if plan.get("record_dir"):
@@ -450,6 +472,35 @@ def run(rank, world, plan, build, out):
     if dist.is_initialized() and not plan.get("keep_process_group"):
         dist.destroy_process_group()
     return word
+
+
+def time_steps(rank, world, plan, build, k):
+    """Plain FSDP2's step time: torch's shipped methods (no recorder, no verdict, no pre-fix
+    emulation), the plan's steps as warm-up, then k timed steps, each ended by a device
+    synchronize. Rank 0 prints one JSON line: the median and every step in ms."""
+    import time
+    _start(rank, world, plan)
+    for name, original in _PG._shardfuzz_originals.items():
+        setattr(_PG, name, original)
+    model = build(STATE["device"], world)
+    opt = _optimizer(model, plan)
+    batch = _batches(rank, plan)
+    sync = torch.cuda.synchronize if STATE["device"] == "cuda" else (lambda: None)
+    quiet = lambda event, detail: None
+    for _ in range(plan["steps"]):
+        _train_step(model, opt, plan, batch, quiet)
+    sync()
+    times = []
+    for _ in range(k):
+        t0 = time.perf_counter()
+        _train_step(model, opt, plan, batch, quiet)
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+    if rank == 0:
+        print(json.dumps({"step_ms_median": sorted(times)[len(times) // 2], "step_ms": times, "torch": torch.__version__,
+                          "device": STATE["device"], "world": world}))
+    if dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def shard_records():
@@ -494,8 +545,20 @@ def main(build, plan):
                         help="ranks (processes; gloo on CPU); under torchrun, RANK and WORLD_SIZE decide")
     parser.add_argument("--cpu", action="store_true", help="run on CPU with gloo even when CUDA is there")
     parser.add_argument("--json", default="", help="write the timeline here (one file per rank when world > 1)")
+    parser.add_argument("--time-steps", type=int, default=0, metavar="K",
+                        help="time K steps of plain FSDP2 (no recorder, no verdict) after the plan's steps as warm-up")
     args = parser.parse_args()
     plan = dict(plan, cpu=args.cpu)
+    if args.time_steps > 0:
+        if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+            time_steps(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), plan, build, args.time_steps)
+        elif args.world == 1:
+            time_steps(0, 1, plan, build, args.time_steps)
+        else:
+            import torch.multiprocessing as mp
+            os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 1000))
+            mp.spawn(time_steps, args=(args.world, plan, build, args.time_steps), nprocs=args.world, join=True)
+        sys.exit(0)
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # launched by torchrun (or srun with its env)
         word = run(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), plan, build, args.json)
         sys.exit(0 if word == "PASS" else 1)

@@ -60,6 +60,12 @@ void warm_up_device(int device) {
   c10::cuda::device_synchronize();
 }
 
+void synchronize_device(int device) {
+  if (!cuda_device_available() || device < 0 || device >= cuda_device_count()) return;
+  const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  c10::cuda::device_synchronize();
+}
+
 nlohmann::json device_snapshot(int device) {
   if (!cuda_device_available()) return {{"available", false}, {"why", "no CUDA device"}};
 #ifdef SHARDFUZZ_ALLOCATOR_SNAPSHOT
@@ -98,6 +104,7 @@ int cuda_device_count() { return 0; }
 DeviceBytes device_bytes(int) { return {}; }
 void reset_device_peaks(int) {}
 void warm_up_device(int) {}
+void synchronize_device(int) {}
 nlohmann::json device_snapshot(int) { return {{"available", false}, {"why", "this build has no CUDA LibTorch"}}; }
 
 #endif

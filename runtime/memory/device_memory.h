@@ -42,4 +42,7 @@ void warm_up_device(int device = 0);
 // ...} where this build or LibTorch cannot take one.
 nlohmann::json device_snapshot(int device = 0);
 
+// Waits for the device's queued work (a no-op without the probe): what a step time must include.
+void synchronize_device(int device = 0);
+
 }  // namespace shardfuzz::memory

@@ -64,6 +64,10 @@ void Probe::warm_up() const {
   if (on_device()) warm_up_device(device_);
 }
 
+void Probe::synchronize() const {
+  if (on_device()) synchronize_device(device_);
+}
+
 nlohmann::json Probe::snapshot() const { return on_device() ? device_snapshot(device_) : nlohmann::json(); }
 
 void Probe::reset_peak(int rank) const {

@@ -36,6 +36,7 @@ class Probe {
   // On a device: what LibTorch keeps there per thread, allocated now on the calling thread (before
   // a baseline is read; memory::warm_up_device). Nothing on the CPU.
   void warm_up() const;
+  void synchronize() const;  // waits for the device's queued work (nothing on the CPU)
   // The device allocator's snapshot (memory::device_snapshot); null on the CPU.
   nlohmann::json snapshot() const;
 

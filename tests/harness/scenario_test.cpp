@@ -1,6 +1,7 @@
 // Scenario's model paths and parameter bytes (checked against the model nn/ really builds), and
 // validate(): one test per rule family, each asserting the JSON path that starts the message.
 #include "harness/scenario.h"
+#include "harness/standard_scenarios.h"
 #include "runtime/nn/model.h"
 
 #include <gtest/gtest.h>
@@ -123,6 +124,20 @@ TEST(ScenarioModel, FullParameterBytesMatchTheBuiltModel) {
   Scenario s;
   s.blocks = {block(BlockSpec::Kind::Moe, true)};
   EXPECT_EQ(s.full_parameter_bytes(), 4 * (272 + 272 + 512 + 34));
+  // Stored in bfloat16: half of that, unless mixed precision upcasts the trainable parameters.
+  s.dtype = "bfloat16";
+  EXPECT_EQ(s.full_parameter_bytes(), 2 * (272 + 272 + 512 + 34));
+  s.mixed_precision = MixedPrecisionSpec{};
+  s.mixed_precision->upcast_trainable = true;
+  EXPECT_EQ(s.full_parameter_bytes(), 4 * (272 + 272 + 512 + 34));
+}
+
+TEST(ScenarioModel, TheStandardLargeModelFitsTheSizeBudgetInBfloat16) {
+  const Scenario large = standard_large_scenario();
+  EXPECT_NO_THROW(large.validate());
+  // 8 x (attn 4096^2 + 4096, experts 2 x 4 x 4096 x 1024, router 4096 x 4 + 4) + out 4096^2 + 4096.
+  const int64_t params = 8 * (4096 * 4097 + 2 * 4 * 4096 * 1024 + 4 * 4097) + 4096 * 4097;
+  EXPECT_EQ(large.full_parameter_bytes(), 2 * params);
 }
 
 TEST(ScenarioModel, FullParameterBytesSaturatesInsteadOfOverflowing) {
