@@ -90,6 +90,15 @@ int main(int argc, char** argv) {
       g_crash_head = "shardfuzz rank-worker: this rank process ended (";
       return shardfuzz::harness::process::serve_rank(shardfuzz::harness::process::rank_env_from_environment());
     }
+    BackendFlags* flags = run_cmd->parsed()      ? &run.backend
+                          : replay_cmd->parsed() ? &replay.backend
+                          : fuzz_cmd->parsed()   ? &fuzz.backend
+                          : shrink_cmd->parsed() ? &shrink.backend
+                                                 : nullptr;
+    if (flags && flags->join) {
+      g_crash_head = "shardfuzz --join: this rank's process ended (";
+      if (const auto served = serve_unless_rank0_of_joined_launch(*flags)) return *served;
+    }
     if (conform_cmd->parsed()) return run_conform(conform, std::cout, std::cerr);
     if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
     if (replay_cmd->parsed()) return run_replay(replay, std::cout, std::cerr);

@@ -31,6 +31,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
     p.comm = options.name == "nccl" ? "nccl" : "store";
     p.nproc = options.nproc;
     p.worker = options.rank_worker;
+    p.join = options.join;
     p.run = options.threads;
     return process::make_process_backend(p);
   }

@@ -33,6 +33,7 @@ struct BackendOptions {
   // serves them (empty: this executable; tests name the shardfuzz binary).
   int nproc = 0;
   std::string rank_worker;
+  bool join = false;  // process and nccl: this process is rank 0 of an external launch (process_backend.h)
   // torch: the python that imports torch, whether ranks run on CPU (gloo) even with a GPU, the
   // per-scenario deadline, and a folder to keep each run's conformance trace in (empty: none).
   std::string python = "python3";

@@ -1,6 +1,8 @@
 // --backend threads|process|nccl|torch, --device, --nproc.
 #include "fuzz/cli/backend_flags.h"
 
+#include "harness/process/rank_process.h"
+
 #include <stdexcept>
 
 namespace shardfuzz::cli {
@@ -21,6 +23,10 @@ void add_backend_flags(CLI::App* cmd, BackendFlags& f) {
                   "process, nccl: rank processes per world (0: each scenario's world size; fuzz generates "
                   "world N)")
       ->capture_default_str();
+  cmd->add_flag("--join", f.join,
+                "process, nccl: join an external launch instead of starting rank processes: torchrun (or srun, or "
+                "a script) starts this same command once per rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and "
+                "MASTER_PORT; rank 0 runs it (generates, checks, reports), every other rank serves its rank");
   cmd->add_option("--torch-python", f.torch_python, "with --backend torch: the python that imports torch")
       ->capture_default_str();
   cmd->add_flag("--cpu", f.cpu, "with --backend torch: ranks on CPU (gloo) even with GPUs");
@@ -44,9 +50,23 @@ std::unique_ptr<harness::Backend> make_backend(const BackendFlags& f) {
   o.threads.recover = !f.no_recovery;
   o.threads.device = f.device;
   o.nproc = f.nproc;
+  o.join = f.join;
   if (f.nproc != 0 && f.backend != "process" && f.backend != "nccl")
     throw std::invalid_argument("--nproc: only with --backend process or nccl");
   return harness::make_backend(o);
+}
+
+std::optional<int> serve_unless_rank0_of_joined_launch(BackendFlags& f) {
+  if (!f.join) return std::nullopt;
+  if (f.backend != "process" && f.backend != "nccl")
+    throw std::invalid_argument("--join: only with --backend process or nccl");
+  const auto env = harness::process::joined_rank_env(f.backend == "nccl" ? "nccl" : "store");
+  if (f.nproc != 0 && f.nproc != env.world_size)
+    throw std::invalid_argument("--nproc: " + std::to_string(f.nproc) + " differs from the launch's WORLD_SIZE " +
+                                std::to_string(env.world_size));
+  if (env.rank != 0) return harness::process::serve_joined_rank(env);
+  f.nproc = env.world_size;
+  return std::nullopt;
 }
 
 }  // namespace shardfuzz::cli

@@ -6,6 +6,7 @@
 #include <CLI/App.hpp>
 
 #include <memory>
+#include <optional>
 
 namespace shardfuzz::cli {
 
@@ -17,6 +18,7 @@ struct BackendFlags {
   bool no_recovery = false;
   std::string device = "cpu";
   int nproc = 0;
+  bool join = false;
 };
 
 void add_backend_flags(CLI::App* cmd, BackendFlags& flags);
@@ -25,5 +27,10 @@ void add_backend_flags(CLI::App* cmd, BackendFlags& flags);
 bool is_embedded_default(const BackendFlags& flags);
 // Throws std::invalid_argument naming the flag.
 std::unique_ptr<harness::Backend> make_backend(const BackendFlags& flags);
+// --join: every rank of the external launch runs the same command line. Rank 0 goes on to run it
+// (nullopt, with nproc set to WORLD_SIZE); any other rank serves its rank here until rank 0 stops
+// the launch, and gets the process's exit code. Throws std::invalid_argument naming the flag or
+// the environment variable.
+std::optional<int> serve_unless_rank0_of_joined_launch(BackendFlags& flags);
 
 }  // namespace shardfuzz::cli

@@ -1,6 +1,8 @@
 // Keys, environment and options of the rank-process pool.
 #include "harness/process/pool_protocol.h"
 
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
 #include <cstdlib>
 #include <stdexcept>
 
@@ -41,6 +43,34 @@ RankEnv rank_env_from_environment() {
   if (e.comm != "store" && e.comm != "nccl")
     throw std::invalid_argument("SHARDFUZZ_COMM: '" + e.comm + "' is not a rank-process communicator (store, nccl)");
   return e;
+}
+
+RankEnv joined_rank_env(const std::string& comm) {
+  RankEnv e = rank_env_from_environment();
+  e.comm = comm;
+  e.pool = "shardfuzz-join-" + env_text("TORCHELASTIC_RUN_ID", "none") + "-" +
+           env_text("TORCHELASTIC_RESTART_COUNT", "0");
+  return e;
+}
+
+bool launch_has_agent_store() {
+  const char* v = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  return v && std::string(v) == "True";
+}
+
+c10::intrusive_ptr<c10d::TCPStore> connect_rank_store(const RankEnv& env, bool serve) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(env.master_port);
+  options.isServer = serve;
+  options.waitWorkers = false;
+  options.timeout = std::chrono::seconds(60);
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("rank " + std::to_string(env.rank) + ": cannot " + (serve ? "serve" : "reach") +
+                             " the store at MASTER_ADDR:MASTER_PORT = " + env.master_addr + ":" +
+                             std::to_string(env.master_port) + ": " + e.what());
+  }
 }
 
 std::string case_key(const std::string& pool, int64_t k) { return pool + "/case/" + std::to_string(k); }

@@ -9,10 +9,15 @@
 
 #include "harness/threads_backend.h"
 
+#include <c10/util/intrusive_ptr.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
+
+namespace c10d {
+class TCPStore;
+}
 
 namespace shardfuzz::harness::process {
 
@@ -29,6 +34,19 @@ struct RankEnv {
 };
 // From the environment; std::invalid_argument naming the variable that is missing or malformed.
 RankEnv rank_env_from_environment();
+
+// An external launch (`--join`: torchrun, srun or a script start every process with the same
+// shardfuzz command and torchrun's variables): this process's rank, with `comm` ("store" or
+// "nccl") and a pool namespace of the launch's own (TORCHELASTIC_RUN_ID and restart count, so a
+// restarted launch never reads its predecessor's keys). std::invalid_argument names the variable.
+RankEnv joined_rank_env(const std::string& comm);
+
+// The store of a rank process: a client of the launcher's store at MASTER_ADDR:MASTER_PORT. In an
+// external launch the store is torchrun's agent store when torchrun says so
+// (TORCHELASTIC_USE_AGENT_STORE=True: every rank a client); otherwise rank 0 serves it there
+// (`serve`), as srun and hand-made launches expect.
+c10::intrusive_ptr<c10d::TCPStore> connect_rank_store(const RankEnv& env, bool serve = false);
+bool launch_has_agent_store();
 
 std::string case_key(const std::string& pool, int64_t k);
 std::string case_prefix(const std::string& pool, int64_t k);

@@ -2,6 +2,7 @@
 #include "harness/process/process_backend.h"
 
 #include "harness/process/pool_protocol.h"
+#include "harness/process/rank_process.h"
 #include "harness/rank_run.h"
 #include "harness/run_record_json.h"
 #include "harness/scenario_json.h"
@@ -19,6 +20,8 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -63,6 +66,19 @@ class RankPool {
     for (int r = 0; r < world; ++r) spawn(worker, options.comm, r);
   }
 
+  // An external launch's ranks (--join), seen from its rank 0: nothing to start. This process
+  // serves (or joins torchrun's) store and is rank 0 as well, on a thread of its own.
+  explicit RankPool(const RankEnv& rank0) : world_(rank0.world_size), pool_(rank0.pool), joined_(true) {
+    store_ = connect_rank_store(rank0, /*serve=*/!launch_has_agent_store());
+    rank0_ = std::thread([rank0] {
+      try {
+        serve_cases(connect_rank_store(rank0), rank0, [] { return false; });
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "shardfuzz: rank 0 of the joined launch stopped serving: %s\n", e.what());
+      }
+    });
+  }
+
   ~RankPool() {
     try {
       store_->set(stop_key(pool_), std::vector<uint8_t>{1});
@@ -81,6 +97,7 @@ class RankPool {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
     }
+    if (rank0_.joinable()) rank0_.join();  // it sees the stop key within 5 ms (or is already out)
   }
 
   int world() const { return world_; }
@@ -114,6 +131,8 @@ class RankPool {
       for (int r = 0; r < world_; ++r)
         if (std::find(dead.begin(), dead.end(), r) == dead.end()) awaited.push_back(keys[static_cast<std::size_t>(r)]);
       if (store_->check(awaited)) break;
+      if (joined_ && patience == Clock::time_point::max() && store_->check({keys[0]}))
+        patience = Clock::now() + options.deadline + std::chrono::seconds(2);  // its peers are not far behind
       if (const auto [rank, why] = reap_dead(); rank >= 0) {
         dead.push_back(rank);
         failures.push_back({rank, why, "process_died"});
@@ -142,6 +161,12 @@ class RankPool {
           failures.push_back({r, "no record: still running " + std::to_string(options.deadline.count() + 2000) +
                                      " ms after rank " + std::to_string(dead.front()) + " died",
                               "deadline"});
+        } else if (joined_ && Clock::now() > patience) {
+          broken_ = true;  // not this process's child: gone, or stuck, and either way lost to the launch
+          failures.push_back({r, "no record " + std::to_string(options.deadline.count() + 2000) +
+                                     " ms after rank 0's: its process is gone or stuck (an external launch's "
+                                     "rank cannot be restarted from here)",
+                              "process_died"});
         }
         continue;
       }
@@ -200,7 +225,7 @@ class RankPool {
 
   // A rank process that has exited (its rank and how), or rank -1 while all live.
   std::pair<int, std::string> reap_dead() {
-    for (int r = 0; r < world_; ++r) {
+    for (int r = 0; r < static_cast<int>(pids_.size()); ++r) {
       pid_t& pid = pids_[static_cast<std::size_t>(r)];
       if (pid <= 0) continue;
       int status = 0;
@@ -227,6 +252,8 @@ class RankPool {
   std::string pool_;
   c10::intrusive_ptr<c10d::TCPStore> store_;
   std::vector<pid_t> pids_;
+  bool joined_ = false;
+  std::thread rank0_;  // joined: this process's own rank
   int64_t next_case_ = 0;
   bool broken_ = false;
 };
@@ -246,6 +273,16 @@ class ProcessBackend final : public Backend {
       options_.run.recover = false;  // an NCCL world is not recovered in place
     }
     memory::Probe::named(options_.run.device, "--device", /*warm=*/false);  // refuse a device this host lacks, now
+    if (options_.join) {
+      joined_ = joined_rank_env(options_.comm);
+      if (joined_->rank != 0)
+        throw std::invalid_argument("RANK: " + std::to_string(joined_->rank) + " serves its rank (serve_joined_rank); "
+                                    "only rank 0 of a joined launch runs the command");
+      if (options_.nproc != 0 && options_.nproc != joined_->world_size)
+        throw std::invalid_argument("--nproc: " + std::to_string(options_.nproc) + " differs from the launch's "
+                                    "WORLD_SIZE " + std::to_string(joined_->world_size));
+      options_.nproc = joined_->world_size;
+    }
   }
 
   std::string name() const override { return options_.comm == "nccl" ? "nccl" : "process"; }
@@ -260,11 +297,20 @@ class ProcessBackend final : public Backend {
       throw std::invalid_argument("world_size: " + std::to_string(sc.world_size) + " ranks need as many GPUs for NCCL, "
                                   "this host has " + std::to_string(memory::cuda_device_count()) +
                                   " (NCCL refuses two ranks on one GPU; --backend process runs them through the store)");
+    if (joined_ && joined_lost_)
+      throw std::runtime_error("--join: a rank of the launch stopped answering in an earlier case (" + joined_lost_why_ +
+                               "); its processes cannot be restarted from here: start the launch again");
     RankPool& pool = pool_for(sc.world_size);
     const bool recovery = options_.run.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
                                                               [](const FaultSpec& f) { return f.is_recoverable(); });
     RunRecord run = pool.run(sc, options_.run, recovery, options_.case_limit, name());
-    if (pool.broken()) pools_.erase(sc.world_size);
+    if (pool.broken()) {
+      pools_.erase(sc.world_size);
+      if (joined_) {
+        joined_lost_ = true;
+        joined_lost_why_ = run.error;
+      }
+    }
     return run;
   }
 
@@ -281,7 +327,8 @@ class ProcessBackend final : public Backend {
                                        [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
         pools_.erase(oldest);
       }
-      it = pools_.emplace(world, Pooled{std::make_unique<RankPool>(options_, world), 0}).first;
+      auto pool = joined_ ? std::make_unique<RankPool>(*joined_) : std::make_unique<RankPool>(options_, world);
+      it = pools_.emplace(world, Pooled{std::move(pool), 0}).first;
     }
     it->second.used = ++uses_;
     return *it->second.pool;
@@ -293,6 +340,9 @@ class ProcessBackend final : public Backend {
   };
   std::map<int, Pooled> pools_;
   uint64_t uses_ = 0;
+  std::optional<RankEnv> joined_;  // --join: this process is rank 0 of an external launch
+  bool joined_lost_ = false;
+  std::string joined_lost_why_;
 };
 
 }  // namespace

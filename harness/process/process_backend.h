@@ -7,6 +7,11 @@
 // device, several ranks on one GPU, and what CI tests this machinery with on CPU.
 // comm "nccl": NCCL, one GPU per rank (runtime/comm/nccl_world.h).
 //
+// --join: torchrun, srun or a script started every rank with the same command (so one binary runs
+// on one node or several); rank 0 runs the command and is a rank too, the others serve theirs
+// (rank_process.h). Nothing is spawned; a rank that stops answering is reported once (it is not
+// this process's child, so "gone or stuck"), and the launch cannot continue without it.
+//
 // A rank process that dies is reported ("rank R: process died: signal 9 (Killed)", error kind
 // "process_died"), not waited for: the pool is killed and the next scenario starts a fresh one.
 #pragma once
@@ -23,6 +28,9 @@ struct ProcessOptions {
   std::string comm = "store";  // "store" or "nccl"
   int nproc = 0;               // 0: each scenario's world size; N: scenarios must have world size N
   std::string worker;          // the shardfuzz binary to start ranks from (empty: this executable)
+  // Join an external launch (torchrun, srun) instead of starting ranks: this process is its rank
+  // 0 (RANK=0; the others run serve_joined_rank), nproc is its WORLD_SIZE.
+  bool join = false;
   RunOptions run;              // run.device: "cpu" or "cuda" (each rank on GPU LOCAL_RANK mod the GPU count)
   // A case whose ranks have not all answered by then is reported as a hang and its pool killed.
   std::chrono::seconds case_limit{300};

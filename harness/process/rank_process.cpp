@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 namespace shardfuzz::harness::process {
@@ -30,13 +31,13 @@ RunOptions on_this_ranks_device(RunOptions options, const RankEnv& env) {
   return options;
 }
 
-// Waits for case k; false when the launcher said stop or went away.
-bool wait_for_case(c10d::Store& store, const RankEnv& env, int64_t k, pid_t launcher) {
+// Waits for case k; false when the launcher said stop or is gone (`launcher_gone`).
+bool wait_for_case(c10d::Store& store, const RankEnv& env, int64_t k, const std::function<bool()>& launcher_gone) {
   const std::vector<std::string> keys{case_key(env.pool, k)};
   const std::vector<std::string> stop{stop_key(env.pool)};
   for (auto pause = std::chrono::microseconds(50);; pause = std::min(pause * 2, std::chrono::microseconds(5000))) {
     if (store.check(keys)) return true;
-    if (store.check(stop) || getppid() != launcher) return false;
+    if (store.check(stop) || launcher_gone()) return false;
     std::this_thread::sleep_for(pause);
   }
 }
@@ -119,16 +120,10 @@ nlohmann::json run_case(const c10::intrusive_ptr<c10d::Store>& store, const Rank
 
 }  // namespace
 
-int serve_rank(const RankEnv& env) {
-  c10d::TCPStoreOptions options;
-  options.port = static_cast<std::uint16_t>(env.master_port);
-  options.isServer = false;
-  options.waitWorkers = false;
-  options.timeout = std::chrono::seconds(60);
-  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
-  const pid_t launcher = getppid();
+int serve_cases(const c10::intrusive_ptr<c10d::Store>& store, const RankEnv& env,
+                const std::function<bool()>& launcher_gone) {
   for (int64_t k = 0;; ++k) {
-    if (!wait_for_case(*store, env, k, launcher)) return 0;
+    if (!wait_for_case(*store, env, k, launcher_gone)) return 0;
     const nlohmann::json job = nlohmann::json::parse(text_of(store->get(case_key(env.pool, k))));
     // On a thread of its own, as in ThreadWorld: what LibTorch keeps per thread (autograd's ready
     // queues, caches) goes with it, instead of being freed during the next case and counted there.
@@ -137,6 +132,17 @@ int serve_rank(const RankEnv& env) {
     rank_thread.join();
     store->set(record_key(env.pool, k, env.rank), bytes_of(reply.dump()));
   }
+}
+
+int serve_rank(const RankEnv& env) {
+  const pid_t launcher = getppid();
+  return serve_cases(connect_rank_store(env), env, [launcher] { return getppid() != launcher; });
+}
+
+int serve_joined_rank(const RankEnv& env) {
+  // Rank 0 (the store's server, or a client of torchrun's agent store) may be on another node:
+  // its stop key ends the loop; a store that goes away with it throws out of it.
+  return serve_cases(connect_rank_store(env), env, [] { return false; });
 }
 
 }  // namespace shardfuzz::harness::process

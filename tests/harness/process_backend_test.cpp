@@ -6,13 +6,27 @@
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
 #include "harness/run_record_json.h"
+#include "harness/temp_dir.h"
 #include "harness/threads_backend.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
 
 namespace shardfuzz::harness {
 namespace {
@@ -130,6 +144,121 @@ TEST(RunRecordJson, ARankRecordRoundTripsWithNonFiniteLossesAndExactShards) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("timeline"), std::string::npos) << e.what();
   }
+}
+
+// A TCP port nobody listens on now (the kernel's pick).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t n = sizeof a;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0)
+    ADD_FAILURE() << "no free port";
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// What a launcher (torchrun, srun) does: start the same command once per rank with its
+// environment; returns each rank's exit code and output (stdout and stderr), killing what is still
+// running after `limit`.
+struct Launched {
+  std::vector<int> exit_codes;
+  std::vector<std::string> outputs;
+};
+Launched launch(int world, const std::vector<std::string>& args, const std::string& folder,
+                std::chrono::seconds limit = std::chrono::seconds(120), bool with_rank_env = true) {
+  const int port = free_port();
+  std::vector<pid_t> pids;
+  for (int r = 0; r < world; ++r) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+      const std::string kv = *e, name = kv.substr(0, kv.find('='));
+      if (name != "RANK" && name != "WORLD_SIZE" && name != "LOCAL_RANK" && name != "MASTER_ADDR" && name != "MASTER_PORT")
+        env.push_back(kv);
+    }
+    if (with_rank_env)
+      for (const std::string& kv : {"RANK=" + std::to_string(r), "LOCAL_RANK=" + std::to_string(r),
+                                    "WORLD_SIZE=" + std::to_string(world), std::string("MASTER_ADDR=127.0.0.1"),
+                                    "MASTER_PORT=" + std::to_string(port)})
+        env.push_back(kv);
+    std::vector<std::string> argv_text{SHARDFUZZ_BINARY};
+    argv_text.insert(argv_text.end(), args.begin(), args.end());
+    std::vector<char*> argv, envp;
+    for (auto& a : argv_text) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& kv : env) envp.push_back(kv.data());
+    envp.push_back(nullptr);
+    const std::string out = folder + "/rank-" + std::to_string(r) + ".out";
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      execve(argv[0], argv.data(), envp.data());
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  Launched l;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (pid_t pid : pids) {
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > until) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ADD_FAILURE() << "a rank of the launch was still running after " << limit.count() << " s";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    l.exit_codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  for (int r = 0; r < world; ++r) {
+    std::ifstream in(folder + "/rank-" + std::to_string(r) + ".out");
+    std::stringstream text;
+    text << in.rdbuf();
+    l.outputs.push_back(text.str());
+  }
+  return l;
+}
+
+// torchrun's way, started here by hand: every rank runs `shardfuzz run --backend process --join`
+// on the seed reproducer (world 4). Rank 0 serves the store, runs the case as launcher and as a
+// rank, and reports the leak; the others serve their rank and exit 0 when rank 0 ends the launch.
+TEST(JoinedLaunch, EveryRankRunsTheSameCommandAndRankZeroReports) {
+  TempDir dir("shardfuzz-join");
+  const std::string seed = std::string(SHARDFUZZ_SOURCE_DIR) + "/reproducers/seed-leak-gated-moe-nested-experts-ac.json";
+  const Launched l = launch(4, {"run", "--backend", "process", "--join", seed}, dir.path());
+  ASSERT_EQ(l.exit_codes.size(), 4u);
+  EXPECT_EQ(l.exit_codes[0], 1) << l.outputs[0];  // the finding
+  EXPECT_NE(l.outputs[0].find("per_layer_return_to_baseline"), std::string::npos) << l.outputs[0];
+  for (int r = 1; r < 4; ++r) EXPECT_EQ(l.exit_codes[static_cast<std::size_t>(r)], 0) << "rank " << r << ": " << l.outputs[static_cast<std::size_t>(r)];
+}
+
+TEST(JoinedLaunch, AFuzzCampaignRunsOnTheLaunchsWorld) {
+  TempDir dir("shardfuzz-join-fuzz");
+  const Launched l = launch(2, {"fuzz", "--backend", "process", "--join", "--profile", "strict", "--cases", "3",
+                                "--out", dir.path() + "/findings"},
+                            dir.path());
+  ASSERT_EQ(l.exit_codes.size(), 2u);
+  EXPECT_EQ(l.exit_codes[0], 0) << l.outputs[0];
+  EXPECT_NE(l.outputs[0].find("3 cases"), std::string::npos) << l.outputs[0];
+  EXPECT_EQ(l.exit_codes[1], 0) << l.outputs[1];
+}
+
+TEST(JoinedLaunch, WithoutTheLaunchsEnvironmentTheErrorNamesTheVariable) {
+  TempDir dir("shardfuzz-join-env");
+  const std::string seed = std::string(SHARDFUZZ_SOURCE_DIR) + "/reproducers/seed-leak-gated-moe-nested-experts-ac.json";
+  const Launched l = launch(1, {"run", "--backend", "process", "--join", seed}, dir.path(), std::chrono::seconds(30),
+                            /*with_rank_env=*/false);
+  EXPECT_EQ(l.exit_codes[0], 2);
+  EXPECT_NE(l.outputs[0].find("WORLD_SIZE: not set"), std::string::npos) << l.outputs[0];
+  const Launched threads = launch(1, {"run", "--join", seed}, dir.path(), std::chrono::seconds(30));
+  EXPECT_EQ(threads.exit_codes[0], 2);
+  EXPECT_NE(threads.outputs[0].find("--join: only with --backend process or nccl"), std::string::npos)
+      << threads.outputs[0];
 }
 
 }  // namespace
