@@ -88,6 +88,7 @@ struct FiredFault {
 
 struct RunRecord {
   std::string backend = "threads";
+  std::string device = "cpu";  // where the ranks' tensors lived: "cpu" or a CUDA device ("cuda", "cuda:1")
   Observed observed;
   double seconds = 0;  // the run itself, as the backend timed it (torch: the slowest rank's run)
   int deadline_ms = 0;  // the collective deadline the run had (0: unknown)

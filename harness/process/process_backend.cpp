@@ -117,6 +117,7 @@ class RankPool {
 
     RunRecord run;
     run.backend = backend;
+    run.device = options.device;
     run.deadline_ms = static_cast<int>(options.deadline.count());
     run.recovery = recovery;
     run.ranks.resize(static_cast<std::size_t>(world_));

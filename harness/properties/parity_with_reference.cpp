@@ -13,11 +13,12 @@
 
 namespace shardfuzz::harness {
 
-double Tolerances::parity_relative(const Scenario& sc) {
+double Tolerances::parity_relative(const Scenario& sc, const std::string& device) {
   const bool bf16 = sc.dtype == "bfloat16" ||
                     (sc.mixed_precision && (sc.mixed_precision->param_dtype == "bfloat16" ||
                                             sc.mixed_precision->reduce_dtype.value_or("") == "bfloat16"));
-  return bf16 ? kParityRelativeBf16 : kParityRelative;
+  if (bf16) return kParityRelativeBf16;
+  return device == "cpu" ? kParityRelative : kParityRelativeOnDevice;
 }
 
 Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
@@ -56,7 +57,7 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
                 "x): rounding is amplified without bound"};
   std::map<std::string, at::Tensor> full;
   for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();
-  const double rtol = Tolerances::parity_relative(sc);
+  const double rtol = Tolerances::parity_relative(sc, run.device);
   // In bfloat16 the two sides can round differently in step 1 and the difference grows: top-k
   // routing (an ulp can route a token to another expert from step 2 on, a discrete jump), and a
   // module used by several forwards of one backward (FSDP reduces each use's gradient on its own, in

@@ -61,7 +61,10 @@ struct Tolerances {
   // sides compute the same bfloat16 products and differ only in reduction order, and a few
   // roundings that land on the other side over a few steps.
   static constexpr double kParityRelativeBf16 = 2e-2;
-  static double parity_relative(const Scenario& sc);
+  // A float32 run on a GPU against the CPU reference: cuBLAS blocks and accumulates differently
+  // from the CPU's BLAS (measured on the H200: 2e-4 after two steps of a generated model).
+  static constexpr double kParityRelativeOnDevice = 1e-3;
+  static double parity_relative(const Scenario& sc, const std::string& device = "cpu");
   // Parity is skipped when the reference's |loss| grows past this factor of its first step's.
   static constexpr double kParityDivergenceFactor = 100.0;
   static constexpr int64_t kPeakBufferBytes = 256 * 1024;

@@ -11,7 +11,7 @@
 namespace shardfuzz::memory {
 
 struct DeviceBytes {
-  int64_t allocated = 0;       // bytes in live tensors
+  int64_t allocated = 0;       // bytes live tensors requested (the allocator's requested_bytes: no 512-B rounding)
   int64_t reserved = 0;        // bytes the caching allocator holds from the driver
   int64_t peak_allocated = 0;  // since the last reset_device_peaks
   int64_t peak_reserved = 0;

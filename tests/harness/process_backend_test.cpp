@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -146,17 +147,23 @@ TEST(RunRecordJson, ARankRecordRoundTripsWithNonFiniteLossesAndExactShards) {
   }
 }
 
-// A TCP port nobody listens on now (the kernel's pick).
+// A TCP port nobody listens on now, below the kernel's ephemeral range (32768 and up), so that no
+// store another test serves on port 0 can take it between this pick and rank 0's bind.
 int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t n = sizeof a;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0)
-    ADD_FAILURE() << "no free port";
-  close(fd);
-  return ntohs(a.sin_port);
+  static std::atomic<int> next{20000 + static_cast<int>(getpid() % 6000)};
+  for (int tries = 0; tries < 2000; ++tries) {
+    const int port = 20000 + (next++ - 20000) % 12000;
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    close(fd);
+    if (free) return port;
+  }
+  ADD_FAILURE() << "no free port in 20000-31999";
+  return 0;
 }
 
 // What a launcher (torchrun, srun) does: start the same command once per rank with its
