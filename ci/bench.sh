@@ -64,9 +64,10 @@ for arg, label in (("1", "GPU"),):
                      f"{w1:.1f} ms / {p4:.0f} ms |")
 lines += [
     "",
-    "GPU rows: `ci/bench.sh` adds them on a host with a CUDA LibTorch; the H200 figures (native CUDA",
-    "case against the torch backend's warm worker) are in docs/gpu-path.md, the torch side's",
-    "per-scenario times in docs/torch-backend.md. The counting allocator itself cannot be",
+    "GPU rows: `ci/bench-gpu.sh OUT` on the GPU machine writes them side by side in one run (the",
+    "large model's step natively and on torch FSDP2, the world-1 case against the torch backend's",
+    "warm worker); the H200's are in docs/performance-gpu.md, what they mean in docs/gpu-path.md, the",
+    "torch side's per-scenario times in docs/torch-backend.md. The counting allocator itself cannot be",
     "switched off, so the probe row measures the timeline's snapshots. The figures are on the reference",
     "BLAS (what CI installs); OpenBLAS's pthread build, started with OPENBLAS_NUM_THREADS=1, makes",
     "matmul-heavy rows about twice as fast (docs/runtime.md, The BLAS behind the rank threads).",
