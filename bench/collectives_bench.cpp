@@ -1,6 +1,9 @@
 // ThreadWorld all-gather and reduce-scatter throughput at 1 MiB and 64 MiB per rank (world 4),
-// against memcpy of the same bytes on the same machine: the limit a shared-memory collective can
-// approach. Bytes processed = what one rank receives (all-gather) or reads (reduce-scatter).
+// against memcpy on the same machine: the limit a shared-memory collective can approach. Bytes
+// processed = what the collective writes in all (world x one rank's output: every rank must get its
+// own copy), so bytes/s over memcpy's is the copying's efficiency. A W-th of it is one rank's output
+// over the time (NCCL's algorithm bandwidth), which on C cores with W rank threads cannot pass C/W
+// of memcpy's even for a perfect implementation (ci/bench.sh prints both).
 #include "runtime/comm/thread_world.h"
 
 #include <ATen/ATen.h>
@@ -30,7 +33,6 @@ void BM_Memcpy(benchmark::State& state) {
 // buffer's first-touch page faults, serialised on the process's memory map across rank threads,
 // cost more than the copy: measured 0.01 of memcpy untouched), all meet in a barrier, then rank 0
 // times one collective (manual time: thread start and allocation are not the collective).
-// Bytes = what the collective writes in total (world x the per-rank output).
 template <class F>
 void run_world(benchmark::State& state, F collective) {
   comm::ThreadWorld world({kWorld, std::chrono::milliseconds(60000)});
@@ -42,7 +44,9 @@ void run_world(benchmark::State& state, F collective) {
     });
     state.SetIterationTime(seconds);
   }
-  state.SetBytesProcessed(state.iterations() * state.range(0));
+  // range(0) bytes is one rank's output (all-gather) or input (reduce-scatter, which writes a
+  // quarter of it per rank but reads it all: the same bytes pass through the reduction).
+  state.SetBytesProcessed(state.iterations() * state.range(0) * kWorld);
 }
 
 template <class Op>

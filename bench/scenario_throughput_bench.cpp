@@ -9,6 +9,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <map>
+#include <string>
+
 namespace shardfuzz::bench {
 namespace {
 
@@ -49,6 +53,28 @@ void BM_StandardSmallCase(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Where a standard small case's time goes: the run, then each property, in milliseconds per case
+// (counters ms_<property>; the profile behind the throughput row of docs/performance.md).
+void BM_StandardSmallCaseBreakdown(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  std::map<std::string, double> seconds;
+  for (auto _ : state) {
+    auto t = Clock::now();
+    const harness::RunRecord run = harness::run_threads(sc);
+    seconds["run"] += std::chrono::duration<double>(Clock::now() - t).count();
+    for (const harness::Property& p : harness::all_properties()) {
+      t = Clock::now();
+      benchmark::DoNotOptimize(p.check(sc, run));
+      seconds[p.name] += std::chrono::duration<double>(Clock::now() - t).count();
+    }
+  }
+  for (const auto& [name, s] : seconds)
+    state.counters["ms_" + name] = 1e3 * s / static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_StandardSmallCaseBreakdown)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // One case (run and every property) of the standard small scenario at world 1 on the threads
 // backend, on the CPU (arg 0) or the GPU (arg 1; ranks as threads share no CUDA device, so world 1):

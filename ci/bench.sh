@@ -8,7 +8,7 @@ source "$(dirname "$0")/common.sh"
 OUT_JSON="${1:-$REPO/build/bench.json}"
 "$REPO/ci/build.sh" shardfuzz_bench
 log "benchmarks (a few minutes: the seed-leak rows run a campaign per seed)"
-"$REPO/build/shardfuzz_bench" --benchmark_repetitions=1 --benchmark_format=console \
+OPENBLAS_NUM_THREADS=1 "$REPO/build/shardfuzz_bench" --benchmark_repetitions=1 --benchmark_format=console \
   --benchmark_out="$OUT_JSON" --benchmark_out_format=json
 python3 - "$OUT_JSON" "$REPO/docs/performance.md" <<'PY'
 import json, statistics, sys, datetime
@@ -40,10 +40,12 @@ lines = [
 for size, label in ((1 << 20, "1 MiB"), (64 << 20, "64 MiB")):
     m = bps(f"BM_Memcpy/{size}/real_time")
     for op in ("AllGather", "ReduceScatter"):
-        b = bps(f"BM_{op}/{size}/manual_time")
+        b = bps(f"BM_{op}/{size}/manual_time")  # the bytes all four ranks' copies of the result take
         target = ">= 0.5" if size == 64 << 20 else "—"
-        lines.append(f"| ThreadWorld {op}, world 4, {label} per rank: output bytes/s over memcpy's | {target} | "
-                     f"{b / m:.2f} ({b / 2**30:.2f} vs {m / 2**30:.2f} GiB/s) |")
+        lines.append(f"| ThreadWorld {op}, world 4, {label} per rank: bytes the collective moves (4 x one rank's) per s "
+                     f"over memcpy's | {target} | {b / m:.2f} ({b / 2**30:.2f} vs {m / 2**30:.2f} GiB/s; one rank's "
+                     f"output alone, NCCL's algbw: {b / 4 / 2**30:.2f} GiB/s, {b / 4 / m:.2f} of memcpy, at most "
+                     f"{ctx.get('num_cpus')}/4 on these cores) |")
 def ms(name):
     b = next((b for n, b in rows.items() if n.startswith(name)), None)
     return b["real_time"] if b else float("nan")

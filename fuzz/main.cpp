@@ -9,12 +9,14 @@
 #include "fuzz/cli/replay_command.h"
 #include "fuzz/cli/run_command.h"
 #include "harness/process/rank_process.h"
+#include "runtime/comm/blas_threads.h"
 
 #include <CLI/App.hpp>
 #include <CLI/Config.hpp>
 #include <CLI/Formatter.hpp>
 
 #include <csignal>
+#include <cstdlib>
 #include <exception>
 #include <execinfo.h>
 #include <iostream>
@@ -48,6 +50,12 @@ void report_crash(int signal) {
 
 int main(int argc, char** argv) {
   using namespace shardfuzz::cli;
+  // OpenBLAS's pthread build (the fast BLAS CI installs) starts its thread pool as it loads, before
+  // main: once, start again with one BLAS thread (docs/runtime.md, The BLAS behind the rank threads).
+  if (shardfuzz::comm::blas_thread_pool_started() && !std::getenv("OPENBLAS_NUM_THREADS")) {
+    ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    ::execv("/proc/self/exe", argv);  // only returns on failure: go on with the pool
+  }
   for (int s : {SIGSEGV, SIGBUS, SIGABRT}) std::signal(s, report_crash);
 
   CLI::App app{"shardfuzz: fault-injection and stress testing for sharded (FSDP-style) training.",

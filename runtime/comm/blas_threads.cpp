@@ -28,6 +28,12 @@ std::string thread_unsafe_blas_loaded() {
   return thread_unsafe_blas(text.str());
 }
 
+bool blas_thread_pool_started() {
+  using GetThreads = int (*)();
+  auto* get = reinterpret_cast<GetThreads>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  return get && get() > 1;
+}
+
 void single_threaded_blas() {
   using SetThreads = void (*)(int);
   if (auto* set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(1);

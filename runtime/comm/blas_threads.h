@@ -19,4 +19,10 @@ std::string thread_unsafe_blas_loaded();
 // Asks a threaded OpenBLAS for one thread per call, when one is loaded (openblas_set_num_threads).
 void single_threaded_blas();
 
+// Whether a threaded OpenBLAS started a pool of more than one thread when it loaded (it sizes the
+// pool from OPENBLAS_NUM_THREADS, else the CPU count, before main runs). Fork-based isolation needs
+// a single-threaded process, and the ranks are the parallelism anyway: the shardfuzz binary then
+// starts itself again with OPENBLAS_NUM_THREADS=1 (fuzz/main.cpp).
+bool blas_thread_pool_started();
+
 }  // namespace shardfuzz::comm
