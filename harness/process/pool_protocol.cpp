@@ -79,6 +79,7 @@ std::string record_key(const std::string& pool, int64_t k, int rank) {
   return case_prefix(pool, k) + "/record/" + std::to_string(rank);
 }
 std::string stop_key(const std::string& pool) { return pool + "/stop"; }
+std::string stopped_key(const std::string& pool, int rank) { return pool + "/stopped/" + std::to_string(rank); }
 
 nlohmann::json to_json(const RunOptions& o) {
   return {{"deadline_ms", o.deadline.count()}, {"optimizer_step", o.optimizer_step},

@@ -5,6 +5,7 @@
 //   <pool>/c<k>/...            the ranks' collectives (StoreWorld prefix) or NCCL's unique id
 //   <pool>/c<k>/record/<rank>  each rank: {"record": RankRecord, "fired": [...], "error": ..., ...}
 //   <pool>/stop                the launcher: every rank process exits
+//   <pool>/stopped/<rank>      each rank, as it exits
 #pragma once
 
 #include "harness/threads_backend.h"
@@ -52,6 +53,9 @@ std::string case_key(const std::string& pool, int64_t k);
 std::string case_prefix(const std::string& pool, int64_t k);
 std::string record_key(const std::string& pool, int64_t k, int rank);
 std::string stop_key(const std::string& pool);
+// Set by each rank as it stops: rank 0 of a joined launch serves the store and waits for them
+// before it exits, so no rank meets a store that went away mid-request.
+std::string stopped_key(const std::string& pool, int rank);
 
 nlohmann::json to_json(const RunOptions& options);
 RunOptions run_options_from_json(const nlohmann::json& json);

@@ -98,6 +98,17 @@ class RankPool {
       }
     }
     if (rank0_.joinable()) rank0_.join();  // it sees the stop key within 5 ms (or is already out)
+    if (joined_) {
+      // This process may be the store's server: the other ranks must have read the stop first.
+      std::vector<std::string> stopped;
+      for (int r = 1; r < world_; ++r) stopped.push_back(stopped_key(pool_, r));
+      const auto until = Clock::now() + std::chrono::seconds(10);
+      try {
+        while (!stopped.empty() && !store_->check(stopped) && Clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      } catch (const std::exception&) {
+      }
+    }
   }
 
   int world() const { return world_; }

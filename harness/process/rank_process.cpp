@@ -123,7 +123,13 @@ nlohmann::json run_case(const c10::intrusive_ptr<c10d::Store>& store, const Rank
 int serve_cases(const c10::intrusive_ptr<c10d::Store>& store, const RankEnv& env,
                 const std::function<bool()>& launcher_gone) {
   for (int64_t k = 0;; ++k) {
-    if (!wait_for_case(*store, env, k, launcher_gone)) return 0;
+    if (!wait_for_case(*store, env, k, launcher_gone)) {
+      try {
+        store->set(stopped_key(env.pool, env.rank), bytes_of("1"));
+      } catch (const std::exception&) {  // a launcher that is gone has no store to tell
+      }
+      return 0;
+    }
     const nlohmann::json job = nlohmann::json::parse(text_of(store->get(case_key(env.pool, k))));
     // On a thread of its own, as in ThreadWorld: what LibTorch keeps per thread (autograd's ready
     // queues, caches) goes with it, instead of being freed during the next case and counted there.
