@@ -1,6 +1,7 @@
 // Fuzz throughput: the standard small scenario (4 gated MoE blocks, dim 64, 4 experts, hidden 128,
 // nested experts, non-reentrant AC, wrapped head, 32 tokens, world 4, 2 SGD steps) on the threads
 // backend — the run alone, and the run plus every property (what one fuzz case costs).
+#include "fuzz/case_runner.h"
 #include "harness/process/process_backend.h"
 #include "harness/properties/property.h"
 #include "harness/standard_scenarios.h"
@@ -53,6 +54,22 @@ void BM_StandardSmallCase(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same case as a campaign runs it with per-case isolation (the default): in the persistent
+// worker child (fuzz/case_runner.h), the scenario and its verdict crossing the pipe each way.
+// Side by side with BM_StandardSmallCase in one run: the isolation's cost.
+void BM_StandardSmallCaseIsolated(benchmark::State& state) {
+  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  fuzz::CaseRunner runner(nullptr, harness::isolation::Limits{});
+  runner.check(sc);  // starts the worker
+  for (auto _ : state) {
+    const fuzz::CaseCheck check = runner.check(sc);
+    if (check.property) state.SkipWithError(check.message.c_str());
+  }
+  state.counters["workers_started"] = runner.workers_started();
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_StandardSmallCaseIsolated)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Where a standard small case's time goes: the run, then each property, in milliseconds per case
 // (counters ms_<property>; the profile behind the throughput row of docs/performance.md).

@@ -32,7 +32,9 @@ lines = [
     "| figure | target | measured |",
     "|---|---|---|",
     f"| standard small scenario, world 4, threads backend: run only | — | {rate('BM_StandardSmallRun/real_time'):.1f} scenarios/s |",
-    f"| the same with every property checked (one fuzz case) | >= 50/s with per-case isolation | {rate('BM_StandardSmallCase/real_time'):.1f} scenarios/s in-process (a campaign's persistent isolated worker adds ~9%: 100 strict cases 3.66 s against 3.37 s, docs/cli.md) |",
+    f"| the same with every property checked (one fuzz case), with per-case isolation (the campaign's persistent worker child) | >= 50/s | {rate('BM_StandardSmallCaseIsolated/real_time'):.1f} scenarios/s |",
+    f"| the same in-process, without isolation: with / without | — | {rate('BM_StandardSmallCase/real_time'):.1f} scenarios/s; isolation costs "
+    f"{rows['BM_StandardSmallCaseIsolated/real_time']['real_time'] / rows['BM_StandardSmallCase/real_time']['real_time']:.2f}x |",
     f"| probe and timeline: run time with / without the timeline | <= 1.05 | "
     f"{rows['BM_StandardSmallRun/real_time']['real_time'] / rows['BM_StandardSmallRunNoTimeline/real_time']['real_time']:.3f} |",
     f"| seed leak under torch-2.9: find + shrink, median of seeds 1-5 | < 10 s | {shrink_s:.2f} s (find {med('find_s'):.2f} s, {med('cases'):.0f} cases; {med('shrink_runs'):.0f} shrink runs) |",

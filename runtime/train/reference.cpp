@@ -10,6 +10,18 @@
 #include <string>
 
 namespace shardfuzz::train {
+namespace {
+
+// A step's end: each rank's loss (its micro-batches' mean), then the update on full tensors.
+void end_step(ReferenceOptimizer& opt, const std::vector<double>& totals, int micro_batches, ReferenceRun& run) {
+  std::vector<double> losses;
+  for (double t : totals) losses.push_back(t / micro_batches);
+  opt.step();
+  opt.zero_grad();
+  run.losses.push_back(std::move(losses));
+}
+
+}  // namespace
 
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer) {
@@ -74,11 +86,7 @@ ReferenceRun run_reference_batched(nn::Module& model, int world_size, int steps,
       if (sum.requires_grad())
         torch::autograd::backward({nn::ops::scale(sum, 1.0 / (world_size * plan.micro_batches))});
     }
-    std::vector<double> losses;
-    for (double t : totals) losses.push_back(t / plan.micro_batches);
-    opt.step();
-    opt.zero_grad();
-    run.losses.push_back(std::move(losses));
+    end_step(opt, totals, plan.micro_batches, run);
   }
   return run;
 }
@@ -128,11 +136,7 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
         grad = grad.defined() ? grad.add(avg) : avg;
       }
     }
-    std::vector<double> losses;
-    for (double t : totals) losses.push_back(t / plan.micro_batches);
-    opt.step();
-    opt.zero_grad();
-    run.losses.push_back(std::move(losses));
+    end_step(opt, totals, plan.micro_batches, run);
   }
   return run;
 }
