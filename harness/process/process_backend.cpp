@@ -309,6 +309,12 @@ class ProcessBackend final : public Backend {
       throw std::invalid_argument("world_size: " + std::to_string(sc.world_size) + " ranks need as many GPUs for NCCL, "
                                   "this host has " + std::to_string(memory::cuda_device_count()) +
                                   " (NCCL refuses two ranks on one GPU; --backend process runs them through the store)");
+    if (joined_)
+      for (std::size_t i = 0; i < sc.faults.size(); ++i)
+        if (sc.faults[i].kind == "abort")
+          throw std::invalid_argument("faults[" + std::to_string(i) + "].kind: abort ends its rank's process, and under "
+                                      "--join that process belongs to the launch (rank 0's runs the command; "
+                                      "torchrun ends the launch when a worker dies): run it on spawned ranks (--nproc)");
     if (joined_ && joined_lost_)
       throw std::runtime_error("--join: a rank of the launch stopped answering in an earlier case (" + joined_lost_why_ +
                                "); its processes cannot be restarted from here: start the launch again");
