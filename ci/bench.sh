@@ -75,6 +75,16 @@ lines += [
     "switched off, so the probe row measures the timeline's snapshots. The figures are on the reference",
     "BLAS (what CI installs); OpenBLAS's pthread build, started with OPENBLAS_NUM_THREADS=1, makes",
     "matmul-heavy rows about twice as fast (docs/runtime.md, The BLAS behind the rank threads).",
+    "Since 2026-12-03 the figures are on OpenBLAS's pthread build, which ci/install-deps.sh installs.",
+    "",
+    "Where the misses come from (perf, 2026-12-03): a standard small case is its run and parity's",
+    "unsharded reference (`BM_StandardSmallCaseBreakdown`; every other property together takes under",
+    "3 ms), both BLAS-bound. The medium model's native step spends about 28% of its time in the",
+    "world-1 reduce-scatter's copy-in and copy-out, and about 13% in the all-gather and its",
+    "copy-out: FSDP2's own buffers, which the runtime reproduces on purpose. Page faults on fresh",
+    "large buffers take another 16%. Keeping freed memory in the process",
+    "(MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_) speeds both sides alike: 293 against 164 ms, so",
+    "the ratio does not improve.",
 ]
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
