@@ -8,7 +8,6 @@
 
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -39,15 +38,8 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
   // ranks' batches in autograd would round differently): the policy path with its own dtype.
   fsdp::MixedPrecisionPolicy policy = sc.mp_policy();
   if (!policy.param_dtype && sc.compute_dtype() != c10::ScalarType::Float) policy.param_dtype = sc.compute_dtype();
-  // Attention mixes a batch's rows; every other layer is token-wise, so the ranks' batches can run
-  // through the reference as one (half of a small case's time went to the reference, rank by rank).
-  const bool token_wise = std::none_of(sc.blocks.begin(), sc.blocks.end(), [](const BlockSpec& b) { return b.attention; });
   train::ReferenceRun ref =
-      token_wise && !policy.param_dtype
-          ? train::run_reference_batched(*reference, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc),
-                                         sc.optimizer)
-          : train::run_reference(*reference, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer,
-                                 policy);
+      train::run_reference(*reference, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer, policy);
   // A run whose loss explodes (the mean-output loss is unbounded below, and a large lr on a small
   // model walks off) amplifies float rounding without bound: no tolerance separates a bug from
   // reduction order there. Such a run is skipped, saying so; the memory properties still apply.

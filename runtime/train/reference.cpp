@@ -3,25 +3,9 @@
 
 #include "runtime/nn/ops.h"
 
-#include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include <stdexcept>
-#include <string>
-
 namespace shardfuzz::train {
-namespace {
-
-// A step's end: each rank's loss (its micro-batches' mean), then the update on full tensors.
-void end_step(ReferenceOptimizer& opt, const std::vector<double>& totals, int micro_batches, ReferenceRun& run) {
-  std::vector<double> losses;
-  for (double t : totals) losses.push_back(t / micro_batches);
-  opt.step();
-  opt.zero_grad();
-  run.losses.push_back(std::move(losses));
-}
-
-}  // namespace
 
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer) {
@@ -49,44 +33,6 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
     opt.step();
     opt.zero_grad();
     run.losses.push_back(std::move(losses));
-  }
-  return run;
-}
-
-ReferenceRun run_reference_batched(nn::Module& model, int world_size, int steps, const StepPlan& plan,
-                                   const InputFn& input, const LossFn& loss_fn, const OptimizerConfig& optimizer) {
-  std::vector<at::Tensor*> params;
-  for (auto& [name, p] : model.named_parameters()) params.push_back(p);
-  ReferenceOptimizer opt(params, optimizer);
-  ReferenceRun run;
-  const auto world = static_cast<std::size_t>(world_size);
-  for (int s = 0; s < steps; ++s) {
-    std::vector<double> totals(world, 0.0);
-    for (int m = 0; m < plan.micro_batches; ++m) {
-      std::vector<at::Tensor> losses(world);  // each rank's loss over this micro-batch's forwards
-      for (int f = 0; f < plan.forwards_per_backward; ++f) {
-        std::vector<at::Tensor> batches;
-        for (int r = 0; r < world_size; ++r) batches.push_back(input(r, s, m, f));
-        const at::Tensor out = model(at::cat(batches, 0));
-        if (out.size(0) != batches[0].size(0) * world_size)
-          throw std::logic_error("run_reference_batched: the model's output has " + std::to_string(out.size(0)) +
-                                 " rows for " + std::to_string(world_size) + " batches of " +
-                                 std::to_string(batches[0].size(0)));
-        const int64_t n = batches[0].size(0);
-        for (std::size_t r = 0; r < world; ++r) {
-          at::Tensor l = loss_fn(out.narrow(0, static_cast<int64_t>(r) * n, n));  // ATen's autograd slices it
-          losses[r] = losses[r].defined() ? nn::ops::add(losses[r], l) : l;
-        }
-      }
-      at::Tensor sum;
-      for (std::size_t r = 0; r < world; ++r) {
-        totals[r] += losses[r].item<double>();
-        sum = sum.defined() ? nn::ops::add(sum, losses[r]) : losses[r];
-      }
-      if (sum.requires_grad())
-        torch::autograd::backward({nn::ops::scale(sum, 1.0 / (world_size * plan.micro_batches))});
-    }
-    end_step(opt, totals, plan.micro_batches, run);
   }
   return run;
 }
@@ -136,7 +82,11 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
         grad = grad.defined() ? grad.add(avg) : avg;
       }
     }
-    end_step(opt, totals, plan.micro_batches, run);
+    std::vector<double> losses;
+    for (double t : totals) losses.push_back(t / plan.micro_batches);
+    opt.step();
+    opt.zero_grad();
+    run.losses.push_back(std::move(losses));
   }
   return run;
 }

@@ -24,13 +24,6 @@ struct ReferenceRun {
 
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer);
-// The same for a token-wise model (no layer mixes the rows of its input, e.g. no attention): the
-// ranks' batches of each forward go through the model as one batch of world x tokens rows, each
-// rank's loss taken on its own rows, one backward per micro-batch. The same mathematics, summed in
-// another order (within float32 rounding); a quarter of the calls at world 4, which is what makes
-// parity cheap on the small models the fuzzer draws (each op there costs more than its arithmetic).
-ReferenceRun run_reference_batched(nn::Module& model, int world_size, int steps, const StepPlan& plan,
-                                   const InputFn& input, const LossFn& loss_fn, const OptimizerConfig& optimizer);
 // Under mixed precision: what FSDP computes, unsharded. Each rank's forward and backward run on
 // parameters cast to param_dtype (its floating inputs too); per micro-batch the ranks' gradients
 // are cast to reduce_dtype, averaged in rank order, cast to each parameter's dtype and accumulated;

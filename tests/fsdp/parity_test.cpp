@@ -138,37 +138,5 @@ TEST(ReshardAfterForwardInt, KeepsAHalfSliceAfterForward) {
   EXPECT_TRUE(seen);
 }
 
-// The batched reference (the ranks' batches as one, for token-wise models) is the rank-by-rank
-// reference summed in another order: losses and weights agree within float32 rounding, over
-// micro-batches and several forwards per backward, with AdamW.
-TEST(BatchedReference, EqualsTheRankByRankReferenceOnATokenWiseModel) {
-  Scenario sc;
-  sc.world_size = 4;
-  sc.dims = {6, 5, 3, 5};
-  sc.steps = 3;
-  sc.micro_batches = 2;
-  sc.forwards_per_backward = 2;
-  BlockSpec moe;
-  moe.gated = true;
-  BlockSpec mlp;
-  mlp.kind = BlockSpec::Kind::Mlp;
-  sc.blocks = {moe, mlp};
-  sc.optimizer.kind = train::OptimizerConfig::Kind::AdamW;
-  sc.optimizer.lr = 0.01;
-  auto by_rank = build_model(sc, {/*reference=*/true, nullptr});
-  auto batched = build_model(sc, {/*reference=*/true, nullptr});
-  auto input = [&](int rank, int step, int micro, int forward) { return input_of(sc, rank, step, micro, forward); };
-  const auto a = train::run_reference(*by_rank, 4, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer);
-  const auto b = train::run_reference_batched(*batched, 4, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer);
-  ASSERT_EQ(a.losses.size(), b.losses.size());
-  for (std::size_t s = 0; s < a.losses.size(); ++s)
-    for (std::size_t r = 0; r < 4; ++r)
-      EXPECT_NEAR(a.losses[s][r], b.losses[s][r], 1e-5 * std::max(1.0, std::abs(a.losses[s][r]))) << s << " " << r;
-  std::map<std::string, at::Tensor> expected;
-  for (auto& [fqn, p] : by_rank->named_parameters()) expected[fqn] = p->detach();
-  for (auto& [fqn, p] : batched->named_parameters())
-    EXPECT_TRUE(at::allclose(p->detach(), expected.at(fqn), 1e-5, 1e-6)) << fqn;
-}
-
 }  // namespace
 }  // namespace shardfuzz::harness
