@@ -47,7 +47,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Stamps when the rank's function leaves by an exception (the rank's detection time).
@@ -217,7 +216,6 @@ memory::Probe rank_probe(const Scenario& sc, const RunOptions& options, bool ran
                                   "not on " + probe.name());
   return probe;
 }
-
 
 void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communicator>& world_comm) {
   const Scenario& sc = shared.scenario;

@@ -61,11 +61,9 @@ std::optional<int> serve_unless_rank0_of_joined_launch(BackendFlags& f) {
   if (f.backend != "process" && f.backend != "nccl")
     throw std::invalid_argument("--join: only with --backend process or nccl");
   const auto env = harness::process::joined_rank_env(f.backend == "nccl" ? "nccl" : "store");
-  if (f.nproc != 0 && f.nproc != env.world_size)
-    throw std::invalid_argument("--nproc: " + std::to_string(f.nproc) + " differs from the launch's WORLD_SIZE " +
-                                std::to_string(env.world_size));
+  const int world = harness::process::joined_world(env, f.nproc);  // every rank refuses a mismatch alike
   if (env.rank != 0) return harness::process::serve_joined_rank(env);
-  f.nproc = env.world_size;
+  f.nproc = world;
   return std::nullopt;
 }
 

@@ -53,19 +53,30 @@ RankEnv joined_rank_env(const std::string& comm) {
   return e;
 }
 
+int joined_world(const RankEnv& env, int nproc) {
+  if (nproc != 0 && nproc != env.world_size)
+    throw std::invalid_argument("--nproc: " + std::to_string(nproc) + " differs from the launch's WORLD_SIZE " +
+                                std::to_string(env.world_size));
+  return env.world_size;
+}
+
 bool launch_has_agent_store() {
   const char* v = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
   return v && std::string(v) == "True";
 }
 
-c10::intrusive_ptr<c10d::TCPStore> connect_rank_store(const RankEnv& env, bool serve) {
+c10::intrusive_ptr<c10d::TCPStore> tcp_store(const std::string& addr, int port, bool serve) {
   c10d::TCPStoreOptions options;
-  options.port = static_cast<std::uint16_t>(env.master_port);
+  options.port = static_cast<std::uint16_t>(port);
   options.isServer = serve;
   options.waitWorkers = false;
   options.timeout = std::chrono::seconds(60);
+  return c10::make_intrusive<c10d::TCPStore>(addr, options);
+}
+
+c10::intrusive_ptr<c10d::TCPStore> connect_rank_store(const RankEnv& env, bool serve) {
   try {
-    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+    return tcp_store(env.master_addr, env.master_port, serve);
   } catch (const std::exception& e) {
     throw std::runtime_error("rank " + std::to_string(env.rank) + ": cannot " + (serve ? "serve" : "reach") +
                              " the store at MASTER_ADDR:MASTER_PORT = " + env.master_addr + ":" +

@@ -41,12 +41,17 @@ RankEnv rank_env_from_environment();
 // "nccl") and a pool namespace of the launch's own (TORCHELASTIC_RUN_ID and restart count, so a
 // restarted launch never reads its predecessor's keys). std::invalid_argument names the variable.
 RankEnv joined_rank_env(const std::string& comm);
+// The launch's world: WORLD_SIZE, which `nproc` (0: not given) must agree with
+// (std::invalid_argument naming --nproc otherwise).
+int joined_world(const RankEnv& env, int nproc);
 
 // The store of a rank process: a client of the launcher's store at MASTER_ADDR:MASTER_PORT. In an
 // external launch the store is torchrun's agent store when torchrun says so
 // (TORCHELASTIC_USE_AGENT_STORE=True: every rank a client); otherwise rank 0 serves it there
 // (`serve`), as srun and hand-made launches expect.
 c10::intrusive_ptr<c10d::TCPStore> connect_rank_store(const RankEnv& env, bool serve = false);
+// The TCPStore every pool talks through: served here (port 0: the kernel picks one) or reached.
+c10::intrusive_ptr<c10d::TCPStore> tcp_store(const std::string& addr, int port, bool serve);
 bool launch_has_agent_store();
 
 std::string case_key(const std::string& pool, int64_t k);

@@ -56,12 +56,7 @@ class RankPool {
   RankPool(const ProcessOptions& options, int world) : world_(world) {
     static std::atomic<int> pools{0};
     pool_ = "pool" + std::to_string(getpid()) + "-" + std::to_string(pools++);
-    c10d::TCPStoreOptions so;
-    so.port = 0;  // the kernel picks a free port
-    so.isServer = true;
-    so.waitWorkers = false;
-    so.timeout = std::chrono::seconds(60);
-    store_ = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+    store_ = tcp_store("127.0.0.1", /*port=*/0, /*serve=*/true);  // the kernel picks a free port
     const std::string worker = options.worker.empty() ? this_executable() : options.worker;
     for (int r = 0; r < world; ++r) spawn(worker, options.comm, r);
   }
@@ -290,10 +285,7 @@ class ProcessBackend final : public Backend {
       if (joined_->rank != 0)
         throw std::invalid_argument("RANK: " + std::to_string(joined_->rank) + " serves its rank (serve_joined_rank); "
                                     "only rank 0 of a joined launch runs the command");
-      if (options_.nproc != 0 && options_.nproc != joined_->world_size)
-        throw std::invalid_argument("--nproc: " + std::to_string(options_.nproc) + " differs from the launch's "
-                                    "WORLD_SIZE " + std::to_string(joined_->world_size));
-      options_.nproc = joined_->world_size;
+      options_.nproc = joined_world(*joined_, options_.nproc);
     }
   }
 
@@ -315,8 +307,8 @@ class ProcessBackend final : public Backend {
           throw std::invalid_argument("faults[" + std::to_string(i) + "].kind: abort ends its rank's process, and under "
                                       "--join that process belongs to the launch (rank 0's runs the command; "
                                       "torchrun ends the launch when a worker dies): run it on spawned ranks (--nproc)");
-    if (joined_ && joined_lost_)
-      throw std::runtime_error("--join: a rank of the launch stopped answering in an earlier case (" + joined_lost_why_ +
+    if (joined_lost_)
+      throw std::runtime_error("--join: a rank of the launch stopped answering in an earlier case (" + *joined_lost_ +
                                "); its processes cannot be restarted from here: start the launch again");
     RankPool& pool = pool_for(sc.world_size);
     const bool recovery = options_.run.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
@@ -324,10 +316,7 @@ class ProcessBackend final : public Backend {
     RunRecord run = pool.run(sc, options_.run, recovery, options_.case_limit, name());
     if (pool.broken()) {
       pools_.erase(sc.world_size);
-      if (joined_) {
-        joined_lost_ = true;
-        joined_lost_why_ = run.error;
-      }
+      if (joined_) joined_lost_ = run.error;
     }
     return run;
   }
@@ -359,8 +348,7 @@ class ProcessBackend final : public Backend {
   std::map<int, Pooled> pools_;
   uint64_t uses_ = 0;
   std::optional<RankEnv> joined_;  // --join: this process is rank 0 of an external launch
-  bool joined_lost_ = false;
-  std::string joined_lost_why_;
+  std::optional<std::string> joined_lost_;  // why an earlier case lost a rank of the launch
 };
 
 }  // namespace
