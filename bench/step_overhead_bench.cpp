@@ -101,44 +101,18 @@ void BM_PlainLibTorchStep(benchmark::State& state) {
 }
 BENCHMARK(BM_PlainLibTorchStep)->Arg(0)->Arg(1)->MinTime(2.0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_NativeStepWorld1(benchmark::State& state) {
-  const harness::Scenario sc = model_of(state.range(0) == 1);
+// One rank at world 1 training `sc` in the timed loop, its tensors where `probe` puts them, the
+// timeline on or off, each step ended by a device synchronize (nothing on the CPU); `warm_up`
+// untimed steps first.
+void time_native_steps(benchmark::State& state, const harness::Scenario& sc, const memory::Probe& probe,
+                       bool timeline, int warm_up) {
   memory::install_counting_allocator();
-  comm::ThreadWorld world({1, std::chrono::milliseconds(60000)});
-  const auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> comm) {
-    memory::AllocationRankGuard tag(0);
-    fsdp::RankRuntime rt(0, fsdp::Profile::named(sc.profile));
-    rt.set_timeline_enabled(false);
-    auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
-    auto model = harness::build_model(sc);
-    harness::apply_fully_shard(*model, sc, dense, dense, rt);
-    train::ShardedOptimizer opt(rt.groups(), sc.optimizer, rt);
-    const train::StepPlan plan = harness::step_plan(sc);
-    const train::LossFn loss = harness::loss_fn(sc);
-    const at::Tensor input = harness::input_of(sc, 0, 0);
-    int step = 0;
-    // The rank's thread runs the timed loop: Google Benchmark only needs one thread to drive it.
-    for (auto _ : state) train::train_step(*model, plan, [&](int, int) { return input; }, loss, &opt, rt, step++);
-  });
-  if (!outcomes[0].ok) state.SkipWithError(outcomes[0].error.c_str());
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_NativeStepWorld1)->Arg(0)->Arg(1)->MinTime(2.0)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-// The large model's step on the GPU (issue 8): the standard large scenario (8 gated MoE blocks, dim
-// 4096, bfloat16, nested experts, full AC) at world 1 on CUDA, each step ended by a device
-// synchronize; arg 0 without the timeline, arg 1 with it (the probe's allocator reads at every
-// event). The torch FSDP2 side of the ratio is the exported script's `--time-steps`
-// (ci/bench-gpu.sh runs both).
-void BM_NativeLargeStepCuda(benchmark::State& state) {
-  if (!memory::cuda_device_available()) return state.SkipWithError("no CUDA device");
-  const harness::Scenario sc = harness::standard_large_scenario();
-  const memory::Probe probe = memory::Probe::named("cuda", "device");
   comm::ThreadWorld world({1, std::chrono::milliseconds(600000)});
   const auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> comm) {
+    memory::AllocationRankGuard tag(0);
     probe.warm_up();
     fsdp::RankRuntime rt(0, fsdp::Profile::named(sc.profile), probe);
-    rt.set_timeline_enabled(state.range(0) == 1);
+    rt.set_timeline_enabled(timeline);
     auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
     harness::BuildOptions build;
     build.device = probe.device();
@@ -154,11 +128,28 @@ void BM_NativeLargeStepCuda(benchmark::State& state) {
       rt.timeline().clear();  // a step's worth at a time, as a case keeps
       probe.synchronize();
     };
-    for (int i = 0; i < sc.steps; ++i) one_step();  // warm-up: the plan's steps, as the torch side
+    for (int i = 0; i < warm_up; ++i) one_step();
+    // The rank's thread runs the timed loop: Google Benchmark only needs one thread to drive it.
     for (auto _ : state) one_step();
   });
   if (!outcomes[0].ok) state.SkipWithError(outcomes[0].error.c_str());
   state.SetItemsProcessed(state.iterations());
+}
+
+void BM_NativeStepWorld1(benchmark::State& state) {
+  time_native_steps(state, model_of(state.range(0) == 1), memory::Probe::cpu(), /*timeline=*/false, /*warm_up=*/0);
+}
+BENCHMARK(BM_NativeStepWorld1)->Arg(0)->Arg(1)->MinTime(2.0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The large model's step on the GPU (issue 8): the standard large scenario (8 gated MoE blocks, dim
+// 4096, bfloat16, nested experts, full AC) at world 1 on CUDA; arg 0 without the timeline, arg 1
+// with it (the probe's allocator reads at every event); the plan's steps first as warm-up, as the
+// torch FSDP2 side of the ratio does (the exported script's `--time-steps`; ci/bench-gpu.sh runs
+// both).
+void BM_NativeLargeStepCuda(benchmark::State& state) {
+  if (!memory::cuda_device_available()) return state.SkipWithError("no CUDA device");
+  const harness::Scenario sc = harness::standard_large_scenario();
+  time_native_steps(state, sc, memory::Probe::named("cuda", "device"), state.range(0) == 1, sc.steps);
 }
 BENCHMARK(BM_NativeLargeStepCuda)->Arg(0)->Arg(1)->MinTime(5.0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
