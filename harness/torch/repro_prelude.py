@@ -282,9 +282,13 @@ def _in_backward():
     return torch._C._current_graph_task_id() != -1
 
 
-def install_recorder(emulate_pre_164009):
+def restore_shipped_methods():  # undo any earlier reproducer's wrappers (the batch runner's process)
     for name, original in _PG._shardfuzz_originals.items():
         setattr(_PG, name, original)
+
+
+def install_recorder(emulate_pre_164009):
+    restore_shipped_methods()
     if emulate_pre_164009:
         # torch <= 2.9: post_forward reshards and records into post_forward_order even inside the
         # autograd engine (AC recompute). The installed post_forward is recompiled from its own
@@ -480,8 +484,7 @@ def time_steps(rank, world, plan, build, k):
     synchronize. Rank 0 prints one JSON line: the median and every step in ms."""
     import time
     _start(rank, world, plan)
-    for name, original in _PG._shardfuzz_originals.items():
-        setattr(_PG, name, original)
+    restore_shipped_methods()
     model = build(STATE["device"], world)
     opt = _optimizer(model, plan)
     batch = _batches(rank, plan)
