@@ -25,7 +25,12 @@
 namespace shardfuzz::cli {
 namespace {
 
-constexpr const char* kDefaultTraces = "../shared/conformance/traces";
+constexpr const char* kDefaultTraces = "tests/conformance/recorded";
+#ifdef SHARDFUZZ_SOURCE_DIR
+constexpr const char* kBuiltFromTraces = SHARDFUZZ_SOURCE_DIR "/tests/conformance/recorded";
+#else
+constexpr const char* kBuiltFromTraces = "";
+#endif
 
 // Every line of a (possibly multi-line) divergence message, indented under its FAIL line.
 void print_indented(std::ostream& out, const std::string& message) {
@@ -40,15 +45,17 @@ std::size_t count_traces(const std::filesystem::path& dir) { return harness::jso
 
 std::string default_traces_dir() {
   std::error_code ec;
-  return std::filesystem::is_directory(kDefaultTraces, ec) ? kDefaultTraces : "";
+  for (const char* dir : {kDefaultTraces, kBuiltFromTraces})
+    if (*dir && std::filesystem::is_directory(dir, ec)) return dir;
+  return "";
 }
 
 CLI::App* add_conform_command(CLI::App& app, ConformOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "conform", "Replay recorded PyTorch FSDP2 traces on the native runtime, event for event");
   cmd->add_option("--traces", options.traces_dir,
-                  "Folder of recorded traces (SCENARIO.wWORLD.PROFILE.json). Default: "
-                  "../shared/conformance/traces relative to the current directory, if it exists.")
+                  "Folder of recorded traces (SCENARIO.wWORLD.PROFILE.json). Default: the project's own, "
+                  "tests/conformance/recorded (in the current directory, else in the source tree built from).")
       ->option_text("DIR");
   cmd->add_option("--emit", options.emit_dir,
                   "Write --cases generated scenarios as PyTorch reproducers (case-K.py) into DIR instead: "
@@ -221,7 +228,8 @@ int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& 
     dir = default_traces_dir();
     if (dir.empty()) {
       err << "shardfuzz conform: no --traces given and the default folder " << kDefaultTraces
-          << " does not exist (looked in " << std::filesystem::current_path().string() << ")\n";
+          << " does not exist (looked in " << std::filesystem::current_path().string() << " and "
+          << (*kBuiltFromTraces ? kBuiltFromTraces : "no source tree") << ")\n";
       return kExitUsage;
     }
   }

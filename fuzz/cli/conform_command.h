@@ -27,7 +27,8 @@ struct ConformOptions {
   int repeat = 1;
 };
 
-// ../shared/conformance/traces relative to the current directory when that folder exists, else "".
+// The project's recorded traces: tests/conformance/recorded under the current directory when it
+// exists (a checkout), else in the source tree this binary was built from; "" when neither exists.
 std::string default_traces_dir();
 
 // Registers the subcommand; its options land in `options`.

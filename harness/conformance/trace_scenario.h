@@ -1,4 +1,4 @@
-// The scenarios of the recorded FSDP2 traces (shared/conformance/record.py) as Scenarios: the
+// The scenarios of the recorded FSDP2 traces (tests/conformance/recorded/record.py) as Scenarios: the
 // same model (D=16, E=2 experts, H=8, 4 tokens, one input for every rank and step, loss = sum of
 // the output), the same wrapping (checkpoint, nested experts, block, out, root) and explicit
 // prefetch lists, forward/backward only.

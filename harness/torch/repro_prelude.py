@@ -463,7 +463,7 @@ def run(rank, world, plan, build, out):
         print_table()
         print(f"{word}: {why}")
     if out and rank == 0:
-        # The conformance-trace format (shared/conformance): rank 0's events per step, with the
+        # The conformance-trace format (tests/conformance/recorded/README.md): rank 0's events per step, with the
         # scenario itself, so `shardfuzz conform --traces DIR` replays it on the native runtime.
         steps = [[e for e in TIMELINE if e["step"] == s and "category" not in e] for s in range(plan["steps"])]
         doc = {"shardfuzz_scenario": json.loads(SCENARIO_JSON), "profile": emulated_profile(plan["profile"]),

@@ -1,4 +1,4 @@
-// Replays every recorded FSDP2 trace (shared/conformance/traces: torch 2.11 as shipped and with the
+// Replays every recorded FSDP2 trace (tests/conformance/recorded: torch 2.11 as shipped and with the
 // pre-fix post_forward, world 1-3) on the native runtime: same events, same pending all-gathers
 // and unsharded groups after each event. Part of the runtime core's event-order tests.
 #include "harness/conformance/replay.h"
