@@ -111,7 +111,7 @@ void time_native_steps(benchmark::State& state, const harness::Scenario& sc, con
   const auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> comm) {
     memory::AllocationRankGuard tag(0);
     probe.warm_up();
-    fsdp::RankRuntime rt(0, fsdp::Profile::named(sc.profile), probe);
+    fsdp::RankRuntime rt(0, sc.profile, probe);
     rt.set_timeline_enabled(timeline);
     auto dense = mesh::DeviceMesh::world_mesh(comm, "dp");
     harness::BuildOptions build;

@@ -67,7 +67,7 @@ std::string write_reproducer(const harness::Scenario& minimal, const std::string
                              CaseRunner* runner) {
   harness::Reproducer r;
   r.scenario = minimal;
-  r.name = (zoo.empty() || zoo == "unattributed" ? "" : "zoo-" + zoo + "-") + property + "-" + minimal.profile + "-" +
+  r.name = (zoo.empty() || zoo == "unattributed" ? "" : "zoo-" + zoo + "-") + property + "-" + minimal.profile.name + "-" +
            std::to_string(minimal.seed % 1000000);
   std::replace(r.name.begin(), r.name.end(), '+', '_');
   r.scenario.name = r.name;
@@ -78,7 +78,7 @@ std::string write_reproducer(const harness::Scenario& minimal, const std::string
     return runner ? runner->verdict_under(minimal, profile) : harness::verdict_under(minimal, profile);
   };
   for (const auto& profile : fsdp::Profile::names()) r.expected[profile] = verdict(profile);
-  r.expected[minimal.profile] = verdict(minimal.profile);
+  r.expected[minimal.profile.name] = verdict(minimal.profile.name);
   const std::string path = dir + "/" + r.name + ".json";
   harness::write_file_atomically(path, harness::to_json(r).dump(2) + "\n");
   return path;
@@ -235,8 +235,8 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     const auto blames = minimal_check.property ? runner.blame(f.minimal, &minimal_check) : std::vector<harness::zoo::Blame>{};
     f.blamed = harness::zoo::describe(blames);
     f.zoo = blames.empty() ? "unattributed" : blames.front().row;
-    if (backend && blames.empty() && runner.verdict_under(f.minimal, f.minimal.profile) == "pass")
-      f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile +
+    if (backend && blames.empty() && runner.verdict_under(f.minimal, f.minimal.profile.name) == "pass")
+      f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile.name +
                  " — a divergence between " + backend->name() + " and the native runtime";
     f.seconds_to_find = found_at;
     f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,

@@ -122,31 +122,35 @@ std::vector<Scenario> raw_edits(const Scenario& sc, const StructuralShrinkOption
   }
   for (std::size_t i = 0; i < sc.faults.size(); ++i) {
     const harness::FaultSpec& f = sc.faults[i];
-    for (int c : {0, f.collective / 2, f.collective - 1})
-      if (c >= 0 && c < f.collective) {
-        Scenario s = sc;
-        s.faults[i].collective = c;
-        out.push_back(s);
-      }
+    if (const auto* c = f.at_collective())
+      for (int k : {0, c->collective / 2, c->collective - 1})
+        if (k >= 0 && k < c->collective) {
+          Scenario s = sc;
+          std::get<harness::CollectiveFault>(s.faults[i].fault).collective = k;
+          out.push_back(s);
+        }
     if (f.rank > 0) {
       Scenario s = sc;
       s.faults[i].rank = 0;
       out.push_back(s);
     }
-    for (int a : {0, f.allocation / 2, f.allocation - 1})
-      if (f.kind == "oom" && a >= 0 && a < f.allocation) {
-        Scenario s = sc;
-        s.faults[i].allocation = a;
-        out.push_back(s);
-      }
-    if (f.is_in_module() && f.step > 0) {
+    if (const auto* a = f.in_allocator())
+      if (const auto* at = std::get_if<harness::AllocationFault::AtAllocation>(&a->trigger))
+        for (int k : {0, at->index / 2, at->index - 1})
+          if (k >= 0 && k < at->index) {
+            Scenario s = sc;
+            std::get<harness::AllocationFault>(s.faults[i].fault).trigger = harness::AllocationFault::AtAllocation{k};
+            out.push_back(s);
+          }
+    if (const auto* m = f.in_module(); m && m->step > 0) {
       Scenario s = sc;
-      s.faults[i].step = 0;
+      std::get<harness::ModuleFault>(s.faults[i].fault).step = 0;
       out.push_back(s);
     }
-    if (f.kind == "straggler" && f.delay_ms > 1) {
+    if (f.is(harness::CollectiveFault::Kind::Straggler) && f.at_collective()->delay_ms > 1) {
       Scenario s = sc;
-      s.faults[i].delay_ms = std::max(1, f.delay_ms / 2);
+      auto& c = std::get<harness::CollectiveFault>(s.faults[i].fault);
+      c.delay_ms = std::max(1, c.delay_ms / 2);
       out.push_back(s);
     }
   }

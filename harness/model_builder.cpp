@@ -54,8 +54,12 @@ train::LossFn loss_fn(const Scenario& sc) {
 
 at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forward, c10::Device device) {
   // Stream 0 is the first forward of the first micro-batch: the same batch as before micro-batches
-  // existed, so older reproducers keep their inputs.
-  const int stream = micro * ScenarioLimits::kMaxForwardsPerBackward + forward;
+  // existed, so older reproducers keep their inputs. The stride is frozen (stored reproducers'
+  // inputs depend on it), apart from the validation limit it must stay above.
+  constexpr int kInputStreamsPerMicroBatch = 16;
+  static_assert(ScenarioLimits::kMaxForwardsPerBackward <= kInputStreamsPerMicroBatch,
+                "a micro-batch's forwards would share input streams with the next micro-batch's");
+  const int stream = micro * kInputStreamsPerMicroBatch + forward;
   if (!sc.input_per_rank) rank = 0, step = 0;
   // Drawn on the CPU, so every device sees the same batch.
   if (sc.embed) return train::make_tokens(sc.seed, rank, step, sc.dims.tokens, sc.dims.vocab, stream).to(device);
@@ -72,7 +76,7 @@ at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forwa
 train::StepPlan step_plan(const Scenario& sc) { return {sc.micro_batches, sc.forwards_per_backward, sc.eval_forward}; }
 
 std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& options) {
-  const fsdp::Profile profile = fsdp::Profile::named(sc.profile);
+  const fsdp::Profile& profile = sc.profile;
   nn::ModelConfig cfg;
   cfg.dim = sc.dims.dim;
   cfg.experts = sc.dims.experts;

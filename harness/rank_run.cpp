@@ -73,17 +73,19 @@ std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, st
   std::vector<int> index;
   for (std::size_t i = 0; i < sc.faults.size(); ++i) {
     const FaultSpec& f = sc.faults[i];
-    if (f.rank != rank || !f.is_collective()) continue;
+    const CollectiveFault* planned = f.at_collective();
+    if (f.rank != rank || !planned) continue;
+    using Kind = CollectiveFault::Kind;
     comm::CollectiveFault c;
-    c.collective = static_cast<uint64_t>(f.collective);
-    c.action = f.kind == "straggler" ? Action::Delay
-               : f.kind == "hang"    ? Action::Hang
-               : f.kind == "crash"   ? Action::Crash
-               : f.kind == "abort"   ? Action::Abort
-                                     : Action::Error;
-    c.delay = f.kind == "straggler" ? std::chrono::milliseconds(f.delay_ms)
-              : f.kind == "hang"    ? options.deadline + std::chrono::milliseconds(500)
-                                    : std::chrono::milliseconds(0);
+    c.collective = static_cast<uint64_t>(planned->collective);
+    c.action = planned->kind == Kind::Straggler ? Action::Delay
+               : planned->kind == Kind::Hang    ? Action::Hang
+               : planned->kind == Kind::Crash   ? Action::Crash
+               : planned->kind == Kind::Abort   ? Action::Abort
+                                                : Action::Error;
+    c.delay = planned->kind == Kind::Straggler ? std::chrono::milliseconds(planned->delay_ms)
+              : planned->kind == Kind::Hang    ? options.deadline + std::chrono::milliseconds(500)
+                                               : std::chrono::milliseconds(0);
     plan.push_back(c);
     index.push_back(static_cast<int>(i));
   }
@@ -95,7 +97,7 @@ std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, st
         for (std::size_t k = 0; k < plan.size(); ++k)
           if (plan[k].collective == f.collective && plan[k].action == f.action) which = index[k];
         std::lock_guard<std::mutex> lock(mu);
-        run.fired_faults.push_back({which, rank, sc.faults[static_cast<std::size_t>(which)].kind, group, op, seconds_since(t0)});
+        run.fired_faults.push_back({which, rank, sc.faults[static_cast<std::size_t>(which)].kind_name(), group, op, seconds_since(t0)});
       });
 }
 
@@ -105,22 +107,24 @@ std::shared_ptr<comm::Communicator> with_faults(const Scenario& sc, int rank, st
 void install_module_faults(const Scenario& sc, int rank, nn::Module& model, const fsdp::RankRuntime& rt, RunRecord& run,
                            std::mutex& mu, Clock::time_point t0) {
   for (std::size_t i = 0; i < sc.faults.size(); ++i) {
-    const FaultSpec& f = sc.faults[i];
-    if (!f.is_in_module() || f.rank != rank) continue;
-    nn::Module* m = model.find(f.module);
+    const ModuleFault* f = sc.faults[i].in_module();
+    if (!f || sc.faults[i].rank != rank) continue;
+    nn::Module* m = model.find(f->module);
     if (!m) continue;
-    const std::string name = f.module.empty() ? "root" : f.module;
-    const std::string pass = f.kind == "exception" ? f.pass : "backward";
-    auto note = [&run, &mu, t0, i, rank, name, pass, kind = f.kind, step = f.step] {
+    const std::string name = f->module.empty() ? "root" : f->module;
+    const bool exception = f->kind == ModuleFault::Kind::Exception;
+    const std::string pass = exception ? name_of(f->pass) : "backward";
+    auto note = [&run, &mu, t0, i, rank, name, pass, kind = sc.faults[i].kind_name(), step = f->step] {
       std::lock_guard<std::mutex> lock(mu);
       run.fired_faults.push_back({static_cast<int>(i), rank, kind, name, pass, seconds_since(t0), step});
     };
-    const std::string what = "injected exception in " + pass + " of " + name + " at step " + std::to_string(f.step + 1) +
+    const std::string what = "injected exception in " + pass + " of " + name + " at step " + std::to_string(f->step + 1) +
                              " on rank " + std::to_string(rank);
-    const bool nonfinite = f.is_nonfinite();
-    const double poison = f.kind == "nan" ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    const bool nonfinite = !exception;
+    const double poison = f->kind == ModuleFault::Kind::Nan ? std::numeric_limits<double>::quiet_NaN()
+                                                            : std::numeric_limits<double>::infinity();
     auto armed = std::make_shared<bool>(true);
-    m->set_call_fault([&rt, step = f.step, pass, armed, note, what, nonfinite, poison](nn::Module&,
+    m->set_call_fault([&rt, step = f->step, pass, armed, note, what, nonfinite, poison](nn::Module&,
                                                                                    const at::Tensor& out) -> at::Tensor {
       if (!*armed || rt.step() != step) return out;
       if (pass == "forward") {
@@ -151,14 +155,14 @@ class AllocationFaults {
       : rank_(rank) {
     std::vector<memory::AllocationFault> plan;
     for (std::size_t i = 0; i < sc.faults.size(); ++i) {
-      const FaultSpec& f = sc.faults[i];
-      if (f.kind != "oom" || f.rank != rank) continue;
+      const AllocationFault* f = sc.faults[i].in_allocator();
+      if (!f || sc.faults[i].rank != rank) continue;
       memory::AllocationFault a;
-      a.at_allocation = f.allocation;
-      a.limit_bytes = f.limit_bytes;
+      if (const auto* at = std::get_if<AllocationFault::AtAllocation>(&f->trigger)) a.at_allocation = at->index;
+      else a.limit_bytes = std::get<AllocationFault::AboveBytes>(f->trigger).limit;
       a.on_fire = [&run, &mu, &rt, t0, i, rank](int64_t index, int64_t bytes) {
         std::lock_guard<std::mutex> lock(mu);
-        run.fired_faults.push_back({static_cast<int>(i), rank, "oom", "allocator",
+        run.fired_faults.push_back({static_cast<int>(i), rank, kOomFaultName, "allocator",
                                     "allocation #" + std::to_string(index) + " of " + std::to_string(bytes) + " B",
                                     seconds_since(t0), rt.step()});
       };
@@ -211,7 +215,7 @@ memory::Probe rank_probe(const Scenario& sc, const RunOptions& options, bool ran
         "backward collective wait on each other forever (docs/gpu-path.md); run world size 1 on the device, or use "
         "--backend process --nproc " + std::to_string(sc.world_size) + " --device " + options.device);
   for (std::size_t i = 0; i < sc.faults.size(); ++i)
-    if (probe.on_device() && sc.faults[i].kind == "oom")
+    if (probe.on_device() && sc.faults[i].in_allocator())
       throw std::invalid_argument("faults[" + std::to_string(i) + "].kind: oom is injected by the CPU allocator probe, "
                                   "not on " + probe.name());
   return probe;
@@ -235,7 +239,7 @@ void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communica
   probe.warm_up();  // what LibTorch keeps per thread on a device is not the rank's
   rec.baseline_bytes = probe.bytes(rank).current;
   {
-    fsdp::RankRuntime rt(rank, fsdp::Profile::named(sc.profile), probe);
+    fsdp::RankRuntime rt(rank, sc.profile, probe);
     rt.set_timeline_enabled(options.record_timeline);
     rt.set_check_finite_grads(std::any_of(sc.faults.begin(), sc.faults.end(),
                                           [](const FaultSpec& f) { return f.is_nonfinite(); }));

@@ -124,7 +124,7 @@ namespace {
 
 std::vector<Verdict> verdicts_under(const Scenario& scenario, const std::string& profile, Backend* backend) {
   Scenario sc = scenario;
-  sc.profile = profile;
+  sc.profile = fsdp::Profile::named(profile);
   const RunRecord run = backend ? backend->run(sc) : run_threads(sc);
   return check_properties(sc, run);
 }

@@ -3,6 +3,7 @@
 #include "harness/scenario.h"
 
 #include "harness/quoted.h"
+#include "harness/scenario/codecs.hpp"
 #include "runtime/fsdp/profile.h"
 
 #include <algorithm>
@@ -33,12 +34,6 @@ int64_t linear_params(int64_t in, int64_t out) { return sat_add(sat_mul(in, out)
 
 std::string shard_path(const std::string& module) { return "fully_shard[" + quoted(module) + "]"; }
 
-std::string show(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
 
 [[noreturn]] void reject(const std::string& path, const std::string& what) {
   throw std::invalid_argument(path + ": " + what);
@@ -56,24 +51,8 @@ int shard_group_size(const Scenario& sc, const ShardSpec& spec) {
   return sc.world_size;
 }
 
-void validate_optimizer(const train::OptimizerConfig& o) {
-  if (o.kind != train::OptimizerConfig::Kind::Sgd && o.kind != train::OptimizerConfig::Kind::AdamW)
-    reject("optimizer.kind", "unknown optimizer kind (sgd, adamw)");
-  if (!std::isfinite(o.lr) || !(o.lr > 0)) reject("optimizer.lr", show(o.lr) + " must be finite and > 0");
-  if (!(o.beta1 >= 0 && o.beta1 < 1)) reject("optimizer.beta1", show(o.beta1) + " outside [0, 1)");
-  if (!(o.beta2 >= 0 && o.beta2 < 1)) reject("optimizer.beta2", show(o.beta2) + " outside [0, 1)");
-  if (!std::isfinite(o.eps) || !(o.eps > 0)) reject("optimizer.eps", show(o.eps) + " must be finite and > 0");
-  if (!std::isfinite(o.weight_decay) || !(o.weight_decay >= 0))
-    reject("optimizer.weight_decay", show(o.weight_decay) + " must be finite and >= 0");
-}
-
 void validate_block(const Scenario& sc, const BlockSpec& b, std::size_t i) {
   const std::string path = "blocks[" + std::to_string(i) + "]";
-  if (b.kind != BlockSpec::Kind::Moe && b.kind != BlockSpec::Kind::Mlp && b.kind != BlockSpec::Kind::RoutedMoe)
-    reject(path + ".kind", "unknown block kind (moe, routed_moe, mlp)");
-  if (b.ac != ac::CheckpointMode::None && b.ac != ac::CheckpointMode::NonReentrant &&
-      b.ac != ac::CheckpointMode::Reentrant && b.ac != ac::CheckpointMode::SelectiveOps)
-    reject(path + ".ac", "unknown checkpoint mode (none, non_reentrant, reentrant, selective_ops)");
   const std::vector<std::string> linears = b.linear_paths();
   std::set<std::string> seen;
   for (std::size_t k = 0; k < b.lora.size(); ++k) {
@@ -111,23 +90,17 @@ void validate_budget(const Scenario& sc) {
 }
 
 void validate_reshard(const std::string& path, const fsdp::ReshardAfterForward& raf, int group) {
-  using Kind = fsdp::ReshardAfterForward::Kind;
-  if (raf.kind != Kind::Auto && raf.kind != Kind::True && raf.kind != Kind::False && raf.kind != Kind::Int)
-    reject(path, "unknown kind (\"auto\", true, false or an integer)");
-  if (raf.kind != Kind::Int) return;
-  if (raf.n < 1) reject(path, std::to_string(raf.n) + " must be at least 1");
+  if (raf.kind != fsdp::ReshardAfterForward::Kind::Int) return;
   if (group % raf.n != 0)
     reject(path, std::to_string(raf.n) + " does not divide the shard group size " + std::to_string(group));
 }
 
 void validate_shard_dim(const Scenario& sc, const std::string& module, const ShardSpec& spec, int group) {
   const std::string path = shard_path(module) + ".shard_dim";
-  if (spec.shard_dim < 0) reject(path, std::to_string(spec.shard_dim) + " must be >= 0");
   if (spec.shard_dim == 0) return;
   if (!sc.block_of_experts(module))
     reject(path, "Shard(" + std::to_string(spec.shard_dim) +
                      ") is only supported on expert modules (layers.i.moe.experts, whose weights have 3 dims)");
-  if (spec.shard_dim > 2) reject(path, std::to_string(spec.shard_dim) + " outside [0, 2] (expert weights have 3 dims)");
   // w1 is [E, D, H] and w2 is [E, H, D]: Shard(1) and Shard(2) each cut one D and one H.
   if (sc.dims.dim % group != 0 || sc.dims.hidden % group != 0)
     reject(path, "Shard(" + std::to_string(spec.shard_dim) + ") needs dims.dim " + std::to_string(sc.dims.dim) +
@@ -210,10 +183,14 @@ int Scenario::expert_parallel_degree() const {
   return world_size / expert_shard_size;
 }
 
-const std::vector<std::string>& fault_kinds() {
-  static const std::vector<std::string> kinds = {"straggler", "collective_error", "hang", "crash",
-                                                  "exception", "nan",       "inf",  "oom",   "abort"};
-  return kinds;
+const std::vector<std::string>& mesh_names() {
+  static const std::vector<std::string> names = {"dp", "experts"};
+  return names;
+}
+
+const std::vector<std::string>& loss_names() {
+  static const std::vector<std::string> names = {"mean", "sum"};
+  return names;
 }
 
 const std::vector<std::string>& dtype_names() {
@@ -285,49 +262,80 @@ std::string join(const std::vector<std::string>& words) {
   return out;
 }
 
-void validate_faults(const Scenario& sc) {
-  if (sc.faults.size() > static_cast<std::size_t>(ScenarioLimits::kMaxFaults))
-    reject("faults", std::to_string(sc.faults.size()) + " faults, over the limit of " +
-                         std::to_string(ScenarioLimits::kMaxFaults));
-  for (std::size_t i = 0; i < sc.faults.size(); ++i) {
-    const FaultSpec& f = sc.faults[i];
-    const std::string path = "faults[" + std::to_string(i) + "]";
-    const auto& kinds = fault_kinds();
-    if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end())
-      reject(path + ".kind", quoted(f.kind) + " is not a fault kind (" + join(kinds) + ")");
-    check_range(path + ".rank", f.rank, 0, sc.world_size - 1);
-    check_range(path + ".collective", f.collective, 0, ScenarioLimits::kMaxFaultCollective);
-    if (!f.is_collective() && f.collective != 0)
-      reject(path + ".collective", std::string(f.kind == "exception" || f.kind == "inf" || f.kind == "oom" ? "an " : "a ") +
-                                       f.kind + " fault fires " + (f.kind == "oom" ? "in the allocator" : "in a module") +
-                                       ", not at a collective");
-    if (f.is_in_module()) {
-      const auto paths = sc.module_paths();
-      if (std::find(paths.begin(), paths.end(), f.module) == paths.end())
-        reject(path + ".module", quoted(f.module) + ": no such module");
-      check_range(path + ".step", f.step, 0, sc.steps - 1);
-    } else if (!f.module.empty() || f.step != 0) {
-      reject(path + (f.module.empty() ? ".step" : ".module"),
-             "only an exception, nan or inf fault names a module and a step");
-    }
-    if (f.kind == "exception") {
-      if (f.pass != "forward" && f.pass != "backward")
-        reject(path + ".pass", quoted(f.pass) + " is not a pass (\"forward\", \"backward\")");
-    } else if (!f.pass.empty()) {
-      reject(path + ".pass", "only an exception fault names a pass");
-    }
-    if (f.kind == "oom") {
-      if ((f.allocation >= 0) == (f.limit_bytes > 0))
-        reject(path + ".allocation", "an oom fault names either an allocation or limit_bytes (one of them)");
-      if (f.allocation >= 0) check_range(path + ".allocation", f.allocation, 0, ScenarioLimits::kMaxFaultAllocation);
-      else check_range(path + ".limit_bytes", f.limit_bytes, 1, ScenarioLimits::kMaxFaultLimitBytes);
-    } else if (f.allocation != -1 || f.limit_bytes != 0) {
-      reject(path + (f.allocation != -1 ? ".allocation" : ".limit_bytes"), "only an oom fault names an allocation or a limit");
-    }
-    if (f.kind == "straggler")
-      check_range(path + ".delay_ms", f.delay_ms, 1, ScenarioLimits::kMaxStragglerMs);
-    else if (f.delay_ms != 0)
-      reject(path + ".delay_ms", std::to_string(f.delay_ms) + ": only a straggler has a delay");
+void validate_fault(const Scenario& sc, const FaultSpec& f, const std::string& path) {
+  check_range(path + ".rank", f.rank, 0, sc.world_size - 1);
+  if (const auto* c = f.at_collective()) {
+    if (!is_named(c->kind)) reject(path + ".kind", "unknown fault kind (" + join(fault_kinds()) + ")");
+    check_range(path + ".collective", c->collective, 0, ScenarioLimits::kMaxFaultCollective);
+    if (c->kind == CollectiveFault::Kind::Straggler)
+      check_range(path + ".delay_ms", c->delay_ms, 1, ScenarioLimits::kMaxStragglerMs);
+    else if (c->delay_ms != 0)
+      reject(path + ".delay_ms", std::to_string(c->delay_ms) + ": only a straggler has a delay");
+  } else if (const auto* m = f.in_module()) {
+    if (!is_named(m->kind)) reject(path + ".kind", "unknown fault kind (" + join(fault_kinds()) + ")");
+    const auto paths = sc.module_paths();
+    if (std::find(paths.begin(), paths.end(), m->module) == paths.end())
+      reject(path + ".module", quoted(m->module) + ": no such module");
+    check_range(path + ".step", m->step, 0, sc.steps - 1);
+    if (!is_named(m->pass)) reject(path + ".pass", "unknown pass (forward, backward)");
+  } else if (const auto* a = f.in_allocator()) {
+    if (const auto* at = std::get_if<AllocationFault::AtAllocation>(&a->trigger))
+      check_range(path + ".allocation", at->index, 0, ScenarioLimits::kMaxFaultAllocation);
+    else
+      check_range(path + ".limit_bytes", std::get<AllocationFault::AboveBytes>(a->trigger).limit, 1,
+                  ScenarioLimits::kMaxFaultLimitBytes);
+  }
+}
+
+// The world, the experts mesh and the dims they constrain.
+void validate_meshes(const Scenario& sc) {
+  if (sc.expert_shard_size > 0 && sc.world_size % sc.expert_shard_size != 0)
+    reject("expert_shard_size", std::to_string(sc.expert_shard_size) + " does not divide world_size " +
+                                    std::to_string(sc.world_size));
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
+    if (sc.blocks[i].attention && sc.dims.dim % sc.dims.heads != 0)
+      reject("dims.heads", std::to_string(sc.dims.heads) + " does not divide dims.dim " + std::to_string(sc.dims.dim) +
+                               " (block " + std::to_string(i) + " has attention)");
+  if (!sc.expert_parallel) return;
+  if (sc.expert_shard_size == 0) reject("expert_parallel", "needs expert_shard_size > 0 (ep = world_size / expert_shard_size)");
+  const int ep = sc.expert_parallel_degree();
+  if (sc.dims.experts % ep != 0)
+    reject("expert_parallel", "dims.experts " + std::to_string(sc.dims.experts) + " is not divisible by ep = " +
+                                  std::to_string(ep) + " (world_size / expert_shard_size)");
+}
+
+// Under expert parallelism every routed block's experts sit on the "experts" mesh, and nothing else does.
+void validate_expert_placements(const Scenario& sc) {
+  if (!sc.expert_parallel) return;
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i) {
+    if (sc.blocks[i].kind != BlockSpec::Kind::RoutedMoe) continue;
+    const std::string experts = "layers." + std::to_string(i) + ".moe.experts";
+    auto it = sc.fully_shard.find(experts);
+    if (it == sc.fully_shard.end() || it->second.mesh != "experts")
+      reject(shard_path(experts), "expert_parallel: the experts of routed MoE block " + std::to_string(i) +
+                                      " hold this rank's experts only and must be fully_shard-ed on the \"experts\" mesh");
+  }
+  for (const auto& [module, spec] : sc.fully_shard)
+    if (spec.mesh == "experts" && !sc.is_routed_experts(module))
+      reject(shard_path(module) + ".mesh", "expert_parallel: the \"experts\" mesh is the 1-D dp_mod_ep mesh of EP-local "
+                                           "experts; only the experts of routed MoE blocks may use it");
+}
+
+void validate_placements(const Scenario& sc) {
+  const std::vector<std::string> modules = sc.module_paths();
+  const std::set<std::string> known(modules.begin(), modules.end());
+  for (const auto& [module, spec] : sc.fully_shard)
+    if (!known.count(module))
+      reject(shard_path(module), "no such module (the model has " + std::to_string(sc.blocks.size()) + " blocks)");
+  if (!sc.fully_shard.count("")) reject("fully_shard", "the root (\"\") must be fully_shard-ed");
+  validate_expert_placements(sc);
+  for (const auto& [module, spec] : sc.fully_shard) {
+    const std::string path = shard_path(module);
+    const int group = shard_group_size(sc, spec);
+    validate_reshard(path + ".reshard_after_forward", spec.reshard_after_forward, group);
+    validate_shard_dim(sc, module, spec, group);
+    validate_prefetch(sc, known, path + ".forward_prefetch", spec.forward_prefetch);
+    validate_prefetch(sc, known, path + ".backward_prefetch", spec.backward_prefetch);
   }
 }
 
@@ -337,81 +345,12 @@ void Scenario::validate() const {
   if (schema != kScenarioSchema)
     reject("schema", std::to_string(schema) + " is not supported (this build reads schema " +
                          std::to_string(kScenarioSchema) + ")");
-  check_range("world_size", world_size, 1, ScenarioLimits::kMaxWorld);
-  if (expert_shard_size < 0) reject("expert_shard_size", std::to_string(expert_shard_size) + " must be >= 0");
-  if (expert_shard_size > 0 && world_size % expert_shard_size != 0)
-    reject("expert_shard_size", std::to_string(expert_shard_size) + " does not divide world_size " + std::to_string(world_size));
-  try {
-    fsdp::Profile::named(profile);
-  } catch (const std::invalid_argument& e) {
-    reject("profile", e.what());
-  }
-  check_range("steps", steps, 1, ScenarioLimits::kMaxSteps);
-  check_range("micro_batches", micro_batches, 1, ScenarioLimits::kMaxMicroBatches);
-  check_range("forwards_per_backward", forwards_per_backward, 1, ScenarioLimits::kMaxForwardsPerBackward);
-  check_range("dims.dim", dims.dim, 1, ScenarioLimits::kMaxDim);
-  check_range("dims.hidden", dims.hidden, 1, ScenarioLimits::kMaxDim);
-  check_range("dims.experts", dims.experts, 1, ScenarioLimits::kMaxDim);
-  check_range("dims.tokens", dims.tokens, 1, ScenarioLimits::kMaxDim);
-  check_range("dims.heads", dims.heads, 1, ScenarioLimits::kMaxDim);
-  check_range("dims.top_k", dims.top_k, 1, ScenarioLimits::kMaxDim);
-  check_range("dims.vocab", dims.vocab, 1, ScenarioLimits::kMaxDim);
-  check_range("dims.lora_rank", dims.lora_rank, 1, 1024);
-  if (!std::isfinite(dims.lora_alpha) || !(dims.lora_alpha > 0))
-    reject("dims.lora_alpha", show(dims.lora_alpha) + " must be finite and > 0");
-  for (std::size_t i = 0; i < blocks.size() && i < static_cast<std::size_t>(ScenarioLimits::kMaxBlocks); ++i)
-    if (blocks[i].attention && dims.dim % dims.heads != 0)
-      reject("dims.heads", std::to_string(dims.heads) + " does not divide dims.dim " + std::to_string(dims.dim) +
-                               " (block " + std::to_string(i) + " has attention)");
-  if (expert_parallel) {
-    if (expert_shard_size == 0)
-      reject("expert_parallel", "needs expert_shard_size > 0 (ep = world_size / expert_shard_size)");
-    const int ep = expert_parallel_degree();
-    if (expert_shard_size > 0 && world_size % expert_shard_size == 0 && dims.experts % ep != 0)
-      reject("expert_parallel", "dims.experts " + std::to_string(dims.experts) + " is not divisible by ep = " +
-                                    std::to_string(ep) + " (world_size / expert_shard_size)");
-  }
-  scalar_type_of(dtype, "dtype");
-  if (mixed_precision) {
-    scalar_type_of(mixed_precision->param_dtype, "mixed_precision.param_dtype");
-    if (mixed_precision->reduce_dtype) scalar_type_of(*mixed_precision->reduce_dtype, "mixed_precision.reduce_dtype");
-  }
-  if (loss != "mean" && loss != "sum") reject("loss", quoted(loss) + " is not a loss (\"mean\" or \"sum\")");
-  validate_optimizer(optimizer);
-  if (blocks.size() > static_cast<std::size_t>(ScenarioLimits::kMaxBlocks))
-    reject("blocks", std::to_string(blocks.size()) + " blocks, over the limit of " + std::to_string(ScenarioLimits::kMaxBlocks));
+  fields_detail::check_record(*this, "");  // every field's own range, in the field list's order
+  validate_meshes(*this);
   for (std::size_t i = 0; i < blocks.size(); ++i) validate_block(*this, blocks[i], i);
-  validate_faults(*this);
+  for (std::size_t i = 0; i < faults.size(); ++i) validate_fault(*this, faults[i], "faults[" + std::to_string(i) + "]");
   validate_budget(*this);
-
-  const std::vector<std::string> modules = module_paths();
-  const std::set<std::string> known(modules.begin(), modules.end());
-  for (const auto& [module, spec] : fully_shard)
-    if (!known.count(module))
-      reject(shard_path(module), "no such module (the model has " + std::to_string(blocks.size()) + " blocks)");
-  if (!fully_shard.count("")) reject("fully_shard", "the root (\"\") must be fully_shard-ed");
-  if (expert_parallel)
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      if (blocks[i].kind != BlockSpec::Kind::RoutedMoe) continue;
-      const std::string experts = "layers." + std::to_string(i) + ".moe.experts";
-      auto it = fully_shard.find(experts);
-      if (it == fully_shard.end() || it->second.mesh != "experts")
-        reject(shard_path(experts), "expert_parallel: the experts of routed MoE block " + std::to_string(i) +
-                                        " hold this rank's experts only and must be fully_shard-ed on the \"experts\" mesh");
-    }
-  for (const auto& [module, spec] : fully_shard) {
-    const std::string path = shard_path(module);
-    if (spec.mesh != "dp" && spec.mesh != "experts")
-      reject(path + ".mesh", quoted(spec.mesh) + " is not a mesh (dp, experts)");
-    if (expert_parallel && spec.mesh == "experts" && !is_routed_experts(module))
-      reject(path + ".mesh", "expert_parallel: the \"experts\" mesh is the 1-D dp_mod_ep mesh of EP-local experts; "
-                             "only the experts of routed MoE blocks may use it");
-    const int group = shard_group_size(*this, spec);
-    validate_reshard(path + ".reshard_after_forward", spec.reshard_after_forward, group);
-    validate_shard_dim(*this, module, spec, group);
-    validate_prefetch(*this, known, path + ".forward_prefetch", spec.forward_prefetch);
-    validate_prefetch(*this, known, path + ".backward_prefetch", spec.backward_prefetch);
-  }
+  validate_placements(*this);
 }
 
 }  // namespace shardfuzz::harness

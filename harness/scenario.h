@@ -5,8 +5,12 @@
 // the generator draws, the shrinker reduces and reproducers/ stores.
 #pragma once
 
+#include "harness/scenario/enum_names.h"
+#include "harness/scenario/fault_plan.h"
+#include "harness/scenario/fields.h"
 #include "runtime/ac/checkpoint.h"
 #include "runtime/fsdp/options.h"
+#include "runtime/fsdp/profile.h"
 #include "runtime/train/optimizer.h"
 
 #include <cstdint>
@@ -18,6 +22,24 @@
 namespace shardfuzz::harness {
 
 inline constexpr int kScenarioSchema = 1;
+
+// Limits a scenario must stay within (validation; the generator stays well inside).
+struct ScenarioLimits {
+  static constexpr int kMaxWorld = 64;
+  static constexpr int kMaxBlocks = 128;
+  static constexpr int kMaxSteps = 1000;
+  static constexpr int kMaxMicroBatches = 64;
+  static constexpr int kMaxForwardsPerBackward = 16;
+  static constexpr int64_t kMaxDim = 1 << 16;
+  static constexpr int64_t kMaxParameterBytes = int64_t{1} << 30;     // per rank, before sharding
+  // tokens x max(dim, hidden x experts, tokens x heads)
+  static constexpr int64_t kMaxActivationElements = int64_t{1} << 28;
+  static constexpr int kMaxFaults = 16;
+  static constexpr int kMaxFaultCollective = 1 << 20;
+  static constexpr int kMaxStragglerMs = 60000;
+  static constexpr int kMaxFaultAllocation = 1 << 24;
+  static constexpr int64_t kMaxFaultLimitBytes = int64_t{1} << 40;
+};
 
 // The model's module paths: "" (root), "embed" (token embedding, when asked), "layers", "layers.i"
 // and inside each block "norm1"/"norm2" (pre-norms, when asked), "attn" (a Linear, or an Attention
@@ -55,6 +77,39 @@ struct BlockSpec {
   static int64_t linear_min_features(const std::string& path, const struct Dims& dims);
 };
 
+template <>
+struct EnumNames<BlockSpec::Kind> {
+  using K = BlockSpec::Kind;
+  static constexpr const char* what = "a block kind";
+  static constexpr std::array<std::pair<K, const char*>, 3> table{{{K::Moe, "moe"}, {K::RoutedMoe, "routed_moe"}, {K::Mlp, "mlp"}}};
+};
+template <>
+struct EnumNames<ac::CheckpointMode> {
+  static constexpr const char* what = "a checkpoint mode";
+  static constexpr const auto& table = ac::kCheckpointModeNames;
+};
+
+template <>
+struct Fields<BlockSpec> {
+  static constexpr const char* what = "a block";
+  template <class R, class V>
+  static void visit(R& b, V& v) {
+    v("kind", b.kind, allow::Any{}, "");
+    v("gated", b.gated, allow::Any{}, "MoE only (experts' output times router scores; adds `layers.i.moe.router`); ignored for `mlp`");
+    v("ac", b.ac, allow::Any{}, "`selective_ops`: save matmul outputs, recompute the rest");
+    v("ac_wraps_hooks", b.ac_wraps_hooks, allow::Any{},
+      "the checkpoint region wraps the block's fully_shard hooks (HF gradient checkpointing) instead of sitting inside them "
+      "(torchtitan)");
+    v("frozen", b.frozen, allow::Any{}, "every parameter of the block has `requires_grad = false`");
+    v("attention", b.attention, allow::Any{}, "multi-head attention `attn.q/k/v/o` instead of one Linear");
+    v("norm", b.norm, allow::Any{}, "RMSNorms `norm1`, `norm2`");
+    v("no_grad", b.no_grad, allow::Any{}, "the block (hooks included) runs under no_grad: used in forward, not in backward");
+    v("lora", b.lora, allow::Any{},
+      "linears of the block, relative to it, each at most once: `\"attn\"` (a Linear attn), `\"attn.q\"` ... `\"attn.o\"`, "
+      "`\"moe.router\"`, `\"mlp.fc1\"`, `\"mlp.fc2\"`");
+  }
+};
+
 struct ShardSpec {
   fsdp::ReshardAfterForward reshard_after_forward;  // "auto" | true | false | int N
   int shard_dim = 0;
@@ -64,6 +119,29 @@ struct ShardSpec {
   // Explicit prefetch lists: absent (nullopt), empty, or module paths; "self" names this module.
   std::optional<std::vector<std::string>> forward_prefetch;
   std::optional<std::vector<std::string>> backward_prefetch;
+};
+
+// The meshes a placement may name: "dp", "experts".
+const std::vector<std::string>& mesh_names();
+
+template <>
+struct Fields<ShardSpec> {
+  static constexpr const char* what = "a `fully_shard` entry";
+  template <class R, class V>
+  static void visit(R& s, V& v) {
+    v("reshard_after_forward", s.reshard_after_forward, allow::Any{},
+      "`\"auto\"` is upstream's `None` (true, but false for the root); an integer `N` keeps a 1/N slice after forward: "
+      "`N >= 1` and divides the shard group size (`N = 1` behaves as `false`, `N =` group size as `true`)");
+    v("shard_dim", s.shard_dim, allow::Between{0, 2},
+      "`0` anywhere; `1` or `2` only on `layers.i.moe.experts` (weights of 3 dims; torchtitan uses Shard(1) when "
+      "dp_mod_ep x ep exceeds the experts), and then `dims.dim` and `dims.hidden` must both divide by the shard group size");
+    v("mesh", s.mesh, allow::OneOf{mesh_names, "a mesh"},
+      "`\"dp\"`: the whole world, 1-D; `\"experts\"`: see `expert_shard_size` and `expert_parallel`");
+    v("forward_prefetch", s.forward_prefetch, allow::Any{},
+      "absent: implicit prefetching only; `[]`: explicitly none; otherwise `\"self\"` or paths that are themselves keys "
+      "of `fully_shard`");
+    v("backward_prefetch", s.backward_prefetch, allow::Any{}, "as `forward_prefetch`");
+  }
 };
 
 struct Dims {
@@ -78,6 +156,24 @@ struct Dims {
   double lora_alpha = 4.0;
 };
 
+template <>
+struct Fields<Dims> {
+  static constexpr const char* what = "dims";
+  template <class R, class V>
+  static void visit(R& d, V& v) {
+    using L = ScenarioLimits;
+    v("dim", d.dim, allow::Between{1, L::kMaxDim}, "the model width");
+    v("hidden", d.hidden, allow::Between{1, L::kMaxDim}, "the experts' and MLPs' inner width");
+    v("experts", d.experts, allow::Between{1, L::kMaxDim}, "");
+    v("tokens", d.tokens, allow::Between{1, L::kMaxDim}, "tokens per rank per step");
+    v("heads", d.heads, allow::Between{1, L::kMaxDim}, "divides `dims.dim` when a block has attention");
+    v("top_k", d.top_k, allow::Between{1, L::kMaxDim}, "at most `dims.experts` when a block is a routed MoE");
+    v("vocab", d.vocab, allow::Between{1, L::kMaxDim}, "rows of `embed`");
+    v("lora_rank", d.lora_rank, allow::Between{1, 1024}, "at most min(in, out) of every adapted linear");
+    v("lora_alpha", d.lora_alpha, allow::Positive{}, "adapter scale alpha / rank");
+  }
+};
+
 // FSDP2's MixedPrecisionPolicy, passed to every fully_shard of the scenario (as torchtitan and
 // accelerate do): parameters all-gathered and computed in param_dtype, gradients reduced in
 // reduce_dtype (absent: in param_dtype, upstream's None). upcast_trainable: the parameters that
@@ -89,54 +185,47 @@ struct MixedPrecisionSpec {
   bool upcast_trainable = false;
 };
 
-// A planned fault, part of the scenario like everything else (generated, shrunk, stored in
-// reproducers). At the collective boundary of rank `rank`, before its `collective`-th collective
-// (0-based, counted over all the rank's groups):
-//   "straggler"        — the rank arrives delay_ms late;
-//   "collective_error" — the collective fails on that rank;
-//   "hang"             — the rank never enters it (it stays away past its peers' deadline);
-//   "crash"            — the rank dies (its thread, on the threads backend).
-// Or inside the model, at step `step` (0-based) on rank `rank`:
-//   "exception" — module `module` throws in its forward or backward (`pass`);
-//   "nan", "inf" — the gradient flowing into module `module`'s output in backward gets one
-//                  non-finite element (the run goes on; nonfinite_reported checks the runtime says
-//                  where it first appeared);
-// In the allocator: "oom" — the rank's allocation number `allocation` (0-based, counted from the
-// start of training) fails, or the first allocation that takes the rank above `limit_bytes` of
-// training memory does: c10::OutOfMemoryError from the allocator, as a real OOM.
-// Or the process: "abort" — the rank aborts its process at collective `collective` (SIGABRT; on
-// the threads backend that is every rank: only isolation survives it, as a process_survives
-// finding — the nccl backend's rank crash).
-// A fault whose collective (module call, allocation) the run never reaches does not fire.
-struct FaultSpec {
-  std::string kind = "collective_error";
-  int rank = 0;
-  int collective = 0;
-  int delay_ms = 0;  // straggler only
-  std::string module;  // exception, nan, inf: a module path ("" = the root)
-  std::string pass;    // exception only: "forward" or "backward"
-  int step = 0;        // exception, nan, inf: 0-based
-  int allocation = -1;     // oom: the allocation that fails (-1: by limit_bytes)
-  int64_t limit_bytes = 0;  // oom: the training memory the rank may not exceed (0: by allocation)
-  // Whether it fires at a collective, at a module call, or in the allocator.
-  bool is_collective() const { return kind == "straggler" || kind == "collective_error" || kind == "hang" ||
-                                      kind == "crash" || kind == "abort"; }
-  bool is_in_module() const { return kind == "exception" || kind == "nan" || kind == "inf"; }
-  bool is_nonfinite() const { return kind == "nan" || kind == "inf"; }
-  // Whether the ranks can recover from it and run the step again (train/recovery.h).
-  bool is_recoverable() const { return kind == "oom" || kind == "exception"; }
-  // Whether the run must stop with an error every rank sees: all kinds but a straggler under the
-  // collective deadline, a non-finite gradient (training goes on with it) and, when the ranks
-  // recover (RunRecord::recovery), an oom or exception (every rank sees it, then retries the step).
-  bool must_be_detected(int deadline_ms, bool recovery) const {
-    return !is_nonfinite() && !(recovery && is_recoverable()) && (kind != "straggler" || delay_ms >= deadline_ms);
-  }
-};
-// Every kind a FaultSpec may have.
-const std::vector<std::string>& fault_kinds();
-
 // The dtypes a scenario names: "float32", "bfloat16".
 const std::vector<std::string>& dtype_names();
+
+template <>
+struct Fields<MixedPrecisionSpec> {
+  static constexpr const char* what = "mixed precision";
+  template <class R, class V>
+  static void visit(R& m, V& v) {
+    v("param_dtype", m.param_dtype, allow::OneOf{dtype_names, "a dtype"},
+      "the all-gather, the unsharded parameters, their gradients and the forward (every fully_shard-ed module casts its "
+      "float inputs, `cast_forward_inputs`)");
+    v("reduce_dtype", m.reduce_dtype, allow::OneOf{dtype_names, "a dtype"},
+      "absent is upstream's `None`: reduce in `param_dtype`. The reduced gradient is accumulated into the sharded one in "
+      "the parameter's own dtype");
+    v("upcast_trainable", m.upcast_trainable, allow::Any{},
+      "store the parameters that require grad in float32 (master weights, as accelerate's preparation upcasts them); "
+      "frozen ones keep `dtype`. `false`: every parameter keeps `dtype` (torchtitan)");
+  }
+};
+
+template <>
+struct EnumNames<train::OptimizerConfig::Kind> {
+  using K = train::OptimizerConfig::Kind;
+  static constexpr const char* what = "an optimizer";
+  static constexpr std::array<std::pair<K, const char*>, 2> table{{{K::Sgd, "sgd"}, {K::AdamW, "adamw"}}};
+};
+
+template <>
+struct Fields<train::OptimizerConfig> {
+  static constexpr const char* what = "the optimizer";
+  template <class R, class V>
+  static void visit(R& o, V& v) {
+    v("kind", o.kind, allow::Any{}, "");
+    v("lr", o.lr, allow::Positive{}, "");
+    v("beta1", o.beta1, allow::Fraction{}, "checked for SGD too");
+    v("beta2", o.beta2, allow::Fraction{}, "checked for SGD too");
+    v("eps", o.eps, allow::Positive{}, "");
+    v("weight_decay", o.weight_decay, allow::NonNegative{}, "");
+  }
+};
+
 // The scalar type of a dtype name; throws std::invalid_argument naming `path` for any other.
 c10::ScalarType scalar_type_of(const std::string& name, const std::string& path = "dtype");
 // The scenario's name of a scalar type ("float32", "bfloat16"; c10's own name for any other).
@@ -148,7 +237,7 @@ struct Scenario {
   uint64_t seed = 0;
   int world_size = 2;
   int expert_shard_size = 0;  // 0: the experts mesh is the world; k: ep = world/k x dp_mod_ep = k
-  std::string profile = "torch-2.11";
+  fsdp::Profile profile = fsdp::Profile::named("torch-2.11");  // parsed once, as read
   int steps = 2;
   Dims dims;
   std::string dtype = "float32";  // the model's parameters as loaded ("float32", "bfloat16")
@@ -197,22 +286,53 @@ struct Scenario {
   c10::ScalarType stored_dtype(bool requires_grad) const;
 };
 
-// Limits a scenario must stay within (validation; the generator stays well inside).
-struct ScenarioLimits {
-  static constexpr int kMaxWorld = 64;
-  static constexpr int kMaxBlocks = 128;
-  static constexpr int kMaxSteps = 1000;
-  static constexpr int kMaxMicroBatches = 64;
-  static constexpr int kMaxForwardsPerBackward = 16;
-  static constexpr int64_t kMaxDim = 1 << 16;
-  static constexpr int64_t kMaxParameterBytes = int64_t{1} << 30;     // per rank, before sharding
-  // tokens x max(dim, hidden x experts, tokens x heads)
-  static constexpr int64_t kMaxActivationElements = int64_t{1} << 28;
-  static constexpr int kMaxFaults = 16;
-  static constexpr int kMaxFaultCollective = 1 << 20;
-  static constexpr int kMaxStragglerMs = 60000;
-  static constexpr int kMaxFaultAllocation = 1 << 24;
-  static constexpr int64_t kMaxFaultLimitBytes = int64_t{1} << 40;
+// The losses a scenario names: "mean", "sum".
+const std::vector<std::string>& loss_names();
+
+// The scenario's fields but "schema" (read first, written first). `faults` is written only when
+// planned, so fault-free files stay as they were.
+template <>
+struct Fields<Scenario> {
+  static constexpr const char* what = "a scenario";
+  template <class R, class V>
+  static void visit(R& s, V& v) {
+    using L = ScenarioLimits;
+    v("name", s.name, allow::Any{}, "");
+    v("seed", s.seed, allow::Any{}, "");
+    v("world_size", s.world_size, allow::Between{1, L::kMaxWorld}, "");
+    v("expert_shard_size", s.expert_shard_size, allow::Between{0, L::kMaxWorld},
+      "`0`: the experts mesh is the world, 1-D; a divisor `k` of `world_size`: the experts mesh is HSDP "
+      "(`ep = world_size / k` replicas x `dp_mod_ep = k` shards)");
+    v("profile", s.profile, allow::Any{},
+      "a base `\"torch-2.7\"`, `\"torch-2.9\"`, `\"torch-2.11\"`, `\"strict\"`, then any `+switch` / `~switch` "
+      "(docs/runtime.md, \"Semantics profiles\"), e.g. `\"strict+experts_skip_empty\"`");
+    v("steps", s.steps, allow::Between{1, L::kMaxSteps}, "");
+    v("dims", s.dims, allow::Any{}, "");
+    v("dtype", s.dtype, allow::OneOf{dtype_names, "a dtype"},
+      "the model's parameters as loaded (without `mixed_precision` it also computes in it, and a float input is fed in it)");
+    v("mixed_precision", s.mixed_precision, allow::Any{},
+      "FSDP2's `MixedPrecisionPolicy`, given to every `fully_shard` of the scenario; absent: none");
+    v("loss", s.loss, allow::OneOf{loss_names, "a loss"},
+      "`\"mean\"`: the mean of the output (keeps generated runs finite); `\"sum\"`: as the recorded traces use");
+    v("optimizer", s.optimizer, allow::Any{}, "");
+    v("input_requires_grad", s.input_requires_grad, allow::Any{}, "");
+    v("input_per_rank", s.input_per_rank, allow::Any{}, "`false`: every rank and step gets the same input");
+    v("embed", s.embed, allow::Any{}, "a token embedding `embed` first; inputs are token ids in [0, vocab)");
+    v("final_norm", s.final_norm, allow::Any{}, "an RMSNorm `norm` before `out`");
+    v("expert_parallel", s.expert_parallel, allow::Any{},
+      "routed experts partitioned over `ep = world_size / expert_shard_size` ranks with all-to-all dispatch and combine "
+      "(needs `expert_shard_size > 0` and `ep` dividing `dims.experts`); the `\"experts\"` mesh is then the 1-D "
+      "`dp_mod_ep` mesh, which only routed experts may use, and every routed block's experts must be fully_shard-ed on it");
+    v("micro_batches", s.micro_batches, allow::Between{1, L::kMaxMicroBatches},
+      "backward passes per step (gradient accumulation; `set_is_last_backward(false)` until the last)");
+    v("forwards_per_backward", s.forwards_per_backward, allow::Between{1, L::kMaxForwardsPerBackward},
+      "forwards whose losses are summed before one backward");
+    v("eval_forward", s.eval_forward, allow::Any{}, "one more forward under no_grad after the optimizer step");
+    v("blocks", s.blocks, allow::AtMost{L::kMaxBlocks, "blocks"}, "");
+    v("fully_shard", s.fully_shard, allow::Any{}, "must contain the root `\"\"`");
+    v("faults", s.faults, allow::AtMost{L::kMaxFaults, "faults"}, "the fault plan (below); written only when non-empty");
+  }
 };
+
 
 }  // namespace shardfuzz::harness

@@ -157,7 +157,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
       const auto& kinds = harness::fault_kinds();
       if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
         throw std::invalid_argument("--fault-kinds: '" + k + "' is not a fault kind");
-      if (k == "abort" && o.no_isolation)
+      if (k == harness::name_of(harness::CollectiveFault::Kind::Abort) && o.no_isolation)
         throw std::invalid_argument("--fault-kinds: abort ends the process; it needs isolation (drop --no-isolation)");
     }
     c.gen.fault_kinds = o.fault_kinds;

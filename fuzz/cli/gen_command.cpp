@@ -3,6 +3,7 @@
 
 #include "fuzz/cli/exit_codes.h"
 #include "fuzz/gen/generate.h"
+#include "harness/scenario/format_table.h"
 #include "harness/scenario_json.h"
 #include "harness/standard_scenarios.h"
 
@@ -19,6 +20,8 @@ CLI::App* add_gen_command(CLI::App& app, GenOptions& o) {
                   "blocks, dim 64, nested experts, full AC, world 4, 2 steps); large (the GPU benchmark's model: 8 "
                   "blocks, dim 4096, bfloat16, world 1)")
       ->check(CLI::IsMember({"small", "large"}));
+  cmd->add_flag("--format-table", o.format_table,
+                "print the field tables of docs/scenario-format.md, made from the records' field lists");
   return cmd;
 }
 
@@ -26,6 +29,10 @@ int run_gen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   if (o.size < 0 || o.size > 100 || o.world < 0 || o.world > 8) {
     err << "shardfuzz gen: --size must be 0-100 and --world 0-8\n";
     return kExitUsage;
+  }
+  if (o.format_table) {
+    out << harness::scenario_format_tables();
+    return kExitOk;
   }
   if (!o.standard.empty()) {
     const std::string profile = o.profile.empty() ? "torch-2.11" : o.profile;

@@ -14,6 +14,7 @@ struct GenOptions {
   int world = 0;
   std::string profile;
   std::string standard;  // "small": the benchmarks' standard small scenario instead of a draw
+  bool format_table = false;  // print the docs' field tables instead
 };
 
 CLI::App* add_gen_command(CLI::App& app, GenOptions& options);

@@ -40,7 +40,7 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
   harness::Scenario sc;
   try {
     sc = harness::load_scenario_or_reproducer(options.file);
-    if (!options.profile.empty()) sc.profile = options.profile;
+    if (!options.profile.empty()) sc.profile = fsdp::Profile::named(options.profile);
     if (options.world > 0) sc.world_size = options.world;
     if (options.soak != 0) {
       if (options.soak < harness::kMinSoakSteps || options.soak > harness::ScenarioLimits::kMaxSteps)
@@ -68,8 +68,8 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
   harness::RunRecord run;
   try {
     auto backend = make_backend(options.backend);
-    if (!backend->runs_profile(sc.profile))
-      throw std::invalid_argument("profile '" + sc.profile + "': the " + backend->name() +
+    if (!backend->runs_profile(sc.profile.name))
+      throw std::invalid_argument("profile '" + sc.profile.name + "': the " + backend->name() +
                                   " backend runs torch-2.11 (as installed) or torch-2.9; pass --profile");
     run = backend->run(sc);
   } catch (const std::exception& e) {
@@ -112,7 +112,7 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
   } else {
     out << "scenario " << (sc.name.empty() ? options.file : sc.name) << ": world " << sc.world_size << ", "
         << sc.blocks.size() << " block(s), " << sc.fully_shard.size() << " fully_shard group(s), profile "
-        << sc.profile << ", " << sc.steps << " step(s), backend " << run.backend << "\n\n";
+        << sc.profile.name << ", " << sc.steps << " step(s), backend " << run.backend << "\n\n";
     if (run.ok())
       for (const auto& r : run.ranks)
         out << harness::format_layer_table(harness::group_table(r, sc.steps - 1),

@@ -25,11 +25,11 @@ int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ost
   std::unique_ptr<harness::Backend> backend;
   try {
     sc = harness::load_scenario_or_reproducer(o.file);
-    if (!o.profile.empty()) sc.profile = o.profile;
+    if (!o.profile.empty()) sc.profile = fsdp::Profile::named(o.profile);
     sc.validate();
     backend = make_backend(o.backend);
-    if (!backend->runs_profile(sc.profile))
-      throw std::invalid_argument("profile '" + sc.profile + "': the " + backend->name() +
+    if (!backend->runs_profile(sc.profile.name))
+      throw std::invalid_argument("profile '" + sc.profile.name + "': the " + backend->name() +
                                   " backend runs torch-2.11 (as installed) or torch-2.9; pass --profile");
   } catch (const std::exception& e) {
     err << "shardfuzz shrink: " << o.file << ": " << e.what() << "\n";
@@ -39,7 +39,7 @@ int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ost
   std::string message;
   auto failure = fuzz::first_failing_property(sc, &message, on);
   if (!failure) {
-    out << "shrink: " << o.file << " passes every property under " << sc.profile << ": nothing to shrink\n";
+    out << "shrink: " << o.file << " passes every property under " << sc.profile.name << ": nothing to shrink\n";
     return kExitOk;
   }
   out << "shrink: fails " << *failure << ": " << message << "\n";

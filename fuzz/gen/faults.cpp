@@ -21,10 +21,12 @@ namespace {
 
 // Draw weights: a hang costs a deadline per run; a process abort ends the case's process (drawn
 // only when asked for: it is a finding of process_survives every time).
-std::size_t weight_of(const std::string& kind) {
-  if (kind == "collective_error" || kind == "straggler") return 3;
-  if (kind == "crash" || kind == "exception" || kind == "oom") return 2;
-  return 1;
+std::size_t weight_of(const std::string& name) {
+  using C = harness::CollectiveFault::Kind;
+  using M = harness::ModuleFault::Kind;
+  if (name == harness::kOomFaultName) return 2;
+  if (const auto c = harness::enum_from_name<C>(name)) return *c == C::CollectiveError || *c == C::Straggler ? 3 : *c == C::Crash ? 2 : 1;
+  return harness::enum_from_name<M>(name) == M::Exception ? 2 : 1;
 }
 
 }  // namespace
@@ -37,23 +39,22 @@ rc::Gen<harness::FaultSpec> fault(const std::vector<std::string>& kinds) {
                      rc::gen::inRange(1, 51), weighted_choice<std::string>({{1, "forward"}, {1, "backward"}}),
                      rc::gen::inRange(0, 3)),
       [](const std::tuple<std::string, int, int, int, std::string, int>& t) {
-        harness::FaultSpec f;
-        f.kind = std::get<0>(t);
-        f.rank = std::get<1>(t);
-        if (f.is_in_module()) {
+        using harness::FaultSpec;
+        const std::string& kind = std::get<0>(t);
+        const int rank = std::get<1>(t);
+        if (auto m = harness::enum_from_name<harness::ModuleFault::Kind>(kind)) {
           // A block by index (repair maps it onto the model), the pass, the step.
-          f.module = "layers." + std::to_string(std::get<2>(t) % 4);
-          if (f.kind == "exception") f.pass = std::get<4>(t);
-          f.step = std::get<5>(t);
-        } else if (f.kind == "oom") {
-          // Mostly an allocation index (0-300); one time in three a training-memory limit (1-50 KiB).
-          if (std::get<3>(t) % 3 != 0) f.allocation = std::get<2>(t) * 5;
-          else f.limit_bytes = int64_t{std::get<3>(t)} * 1024;
-        } else {
-          f.collective = std::get<2>(t);
-          f.delay_ms = f.kind == "straggler" ? std::get<3>(t) : 0;
+          return FaultSpec::module_fault(rank, *m, "layers." + std::to_string(std::get<2>(t) % 4), std::get<5>(t),
+                                         *harness::enum_from_name<harness::ModuleFault::Pass>(std::get<4>(t)));
         }
-        return f;
+        if (kind == harness::kOomFaultName) {
+          // Mostly an allocation index (0-300); one time in three a training-memory limit (1-50 KiB).
+          if (std::get<3>(t) % 3 != 0) return FaultSpec::oom_at_allocation(rank, std::get<2>(t) * 5);
+          return FaultSpec::oom_above_bytes(rank, int64_t{std::get<3>(t)} * 1024);
+        }
+        const auto c = *harness::enum_from_name<harness::CollectiveFault::Kind>(kind);
+        return FaultSpec::collective_fault(rank, c, std::get<2>(t),
+                                           c == harness::CollectiveFault::Kind::Straggler ? std::get<3>(t) : 0);
       });
 }
 

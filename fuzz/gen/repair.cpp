@@ -17,38 +17,33 @@ void drop_unwrapped(std::optional<std::vector<std::string>>& list, const harness
   *list = std::move(kept);
 }
 
+// Keeps a fault inside the model and the run it now belongs to (blocks and steps may have shrunk).
+void repair_fault(const harness::Scenario& sc, harness::FaultSpec& fault) {
+  if (auto* c = std::get_if<harness::CollectiveFault>(&fault.fault)) {
+    if (c->kind != harness::CollectiveFault::Kind::Straggler) c->delay_ms = 0;
+    else if (c->delay_ms < 1) c->delay_ms = 1;
+  } else if (auto* m = std::get_if<harness::ModuleFault>(&fault.fault)) {
+    if (m->module.rfind("layers.", 0) == 0 && !sc.blocks.empty()) {
+      int k = 0;
+      try {
+        k = std::stoi(m->module.substr(7));
+      } catch (const std::exception&) {
+      }
+      m->module = "layers." + std::to_string(std::max(0, k) % static_cast<int>(sc.blocks.size()));
+    }
+    m->step = std::max(0, std::min(m->step, sc.steps - 1));
+  } else if (auto* a = std::get_if<harness::AllocationFault>(&fault.fault)) {
+    if (auto* at = std::get_if<harness::AllocationFault::AtAllocation>(&a->trigger)) at->index = std::max(0, at->index);
+    else if (auto* above = std::get_if<harness::AllocationFault::AboveBytes>(&a->trigger)) above->limit = std::max<int64_t>(1, above->limit);
+  }
+}
+
 }  // namespace
 
 harness::Scenario repair(harness::Scenario sc) {
   for (auto& f : sc.faults) {  // the world may have shrunk under the plan
     if (sc.world_size > 0) f.rank = ((f.rank % sc.world_size) + sc.world_size) % sc.world_size;
-    if (f.kind != "straggler") f.delay_ms = 0;
-    else if (f.delay_ms < 1) f.delay_ms = 1;
-    if (!f.is_collective()) f.collective = 0;
-    if (f.kind == "oom") {
-      if (f.allocation < 0 && f.limit_bytes <= 0) f.allocation = 0;
-      if (f.allocation >= 0) f.limit_bytes = 0;
-    } else {
-      f.allocation = -1;
-      f.limit_bytes = 0;
-    }
-    if (f.is_in_module()) {
-      if (f.module.rfind("layers.", 0) == 0 && !sc.blocks.empty()) {
-        int k = 0;
-        try {
-          k = std::stoi(f.module.substr(7));
-        } catch (const std::exception&) {
-        }
-        f.module = "layers." + std::to_string(std::max(0, k) % static_cast<int>(sc.blocks.size()));
-      }
-      if (f.kind != "exception") f.pass.clear();
-      else if (f.pass != "forward" && f.pass != "backward") f.pass = "forward";
-      f.step = std::max(0, std::min(f.step, sc.steps - 1));
-    } else {
-      f.module.clear();
-      f.pass.clear();
-      f.step = 0;
-    }
+    repair_fault(sc, f);
   }
   if (sc.expert_shard_size < 0) sc.expert_shard_size = 0;
   if (sc.expert_shard_size > 0 && sc.world_size > 0 && sc.world_size % sc.expert_shard_size != 0)

@@ -101,7 +101,7 @@ ConformanceResult replay_trace_file(const std::string& path) {
       // Written by an exported reproducer (shardfuzz export --torch): the scenario itself, run the
       // whole step, under the profile torch ran as.
       scenario = scenario_from_json(trace.at("shardfuzz_scenario"));
-      scenario.profile = trace.at("profile").get<std::string>();
+      scenario.profile = fsdp::Profile::named(trace.at("profile").get<std::string>());
       scenario.world_size = trace.at("world_size").get<int>();
       scenario.validate();
     } else {

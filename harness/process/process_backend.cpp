@@ -248,8 +248,8 @@ class RankPool {
   // plan has one for the rank that died, it is the one that fired.
   static void note_planned_abort(const Scenario& sc, int rank, Clock::time_point t0, RunRecord& run) {
     for (std::size_t i = 0; i < sc.faults.size(); ++i)
-      if (sc.faults[i].kind == "abort" && sc.faults[i].rank == rank) {
-        run.fired_faults.push_back({static_cast<int>(i), rank, "abort", "", "",
+      if (sc.faults[i].is(CollectiveFault::Kind::Abort) && sc.faults[i].rank == rank) {
+        run.fired_faults.push_back({static_cast<int>(i), rank, sc.faults[i].kind_name(), "", "",
                                     std::chrono::duration<double>(Clock::now() - t0).count()});
         return;
       }
@@ -303,7 +303,7 @@ class ProcessBackend final : public Backend {
                                   " (NCCL refuses two ranks on one GPU; --backend process runs them through the store)");
     if (joined_)
       for (std::size_t i = 0; i < sc.faults.size(); ++i)
-        if (sc.faults[i].kind == "abort")
+        if (sc.faults[i].is(CollectiveFault::Kind::Abort))
           throw std::invalid_argument("faults[" + std::to_string(i) + "].kind: abort ends its rank's process, and under "
                                       "--join that process belongs to the launch (rank 0's runs the command; "
                                       "torchrun ends the launch when a worker dies): run it on spawned ranks (--nproc)");

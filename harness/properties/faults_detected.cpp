@@ -25,13 +25,12 @@ bool names_rank(const std::string& error, int r) {
 }
 
 std::string describe(const FaultSpec& spec, const FiredFault& f) {
-  if (spec.kind == "oom")
-    return "planned oom of rank " + std::to_string(f.rank) + " (" + f.op + ")";
-  if (spec.kind == "exception")
-    return "planned exception of rank " + std::to_string(f.rank) + " in the " + spec.pass + " of " + f.group +
-           " at step " + std::to_string(spec.step + 1);
-  return "planned " + spec.kind + " of rank " + std::to_string(f.rank) + " at its collective " +
-         std::to_string(spec.collective) + " (" + f.op + " on group " + f.group + ")";
+  if (spec.in_allocator()) return "planned oom of rank " + std::to_string(f.rank) + " (" + f.op + ")";
+  if (const ModuleFault* m = spec.in_module())
+    return "planned exception of rank " + std::to_string(f.rank) + " in the " + name_of(m->pass) + " of " + f.group +
+           " at step " + std::to_string(m->step + 1);
+  return "planned " + spec.kind_name() + " of rank " + std::to_string(f.rank) + " at its collective " +
+         std::to_string(spec.at_collective()->collective) + " (" + f.op + " on group " + f.group + ")";
 }
 
 std::string latency_summary(std::vector<double> latencies) {

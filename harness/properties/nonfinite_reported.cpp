@@ -46,18 +46,20 @@ Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
   // Per rank, its own earliest planned non-finite gradient that fired; and the earliest of all.
   std::map<int, const FaultSpec*> own;
   const FaultSpec* first = nullptr;
+  auto step_of = [](const FaultSpec* spec) { return spec->in_module()->step; };
   for (const FiredFault& f : run.fired_faults) {
     const FaultSpec& spec = sc.faults.at(static_cast<std::size_t>(f.fault));
     if (!spec.is_nonfinite()) continue;
-    if (!own.count(f.rank) || spec.step < own[f.rank]->step) own[f.rank] = &spec;
-    if (!first || spec.step < first->step) first = &spec;
+    if (!own.count(f.rank) || step_of(&spec) < step_of(own[f.rank])) own[f.rank] = &spec;
+    if (!first || step_of(&spec) < step_of(first)) first = &spec;
   }
   if (own.empty()) return {"nonfinite_reported", true, true, "no non-finite gradient planned (or it never fired)"};
   if (!run.observed.ledger) return {"nonfinite_reported", true, true, "the " + run.backend + " backend has no finite check"};
   auto planned = [](const FaultSpec& spec) {
     std::ostringstream os;
-    os << "planned " << spec.kind << " in the gradient into " << (spec.module.empty() ? "root" : spec.module)
-       << " on rank " << spec.rank << " at step " << spec.step + 1;
+    const ModuleFault& m = *spec.in_module();
+    os << "planned " << spec.kind_name() << " in the gradient into " << (m.module.empty() ? "root" : m.module)
+       << " on rank " << spec.rank << " at step " << m.step + 1;
     return os.str();
   };
   // Each rank's first report (timelines are per rank, in the rank's order).
@@ -83,8 +85,9 @@ Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
     const memory::TimelineEvent* e = first_report(r);
     const std::string where = e ? e->detail.value("where", std::string()) : "";
     // A rank whose own fault comes later than its first report answers as a peer of the earlier one.
-    if (own.count(r.rank) && !(e && e->step < own.at(r.rank)->step)) {
+    if (own.count(r.rank) && !(e && e->step < step_of(own.at(r.rank)))) {
       const FaultSpec& spec = *own.at(r.rank);
+      const ModuleFault& planned_fault = *spec.in_module();
       const std::string what = planned(spec);
       if (!e) {
         // A NaN that reached no trainable parameter (a frozen path, an input's gradient) has
@@ -95,12 +98,13 @@ Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
                     " reported no non-finite gradient, yet parameters ended non-finite");
       }
       const std::string group = e->group == "root" ? "" : e->group;
-      if (e->step != spec.step || where != "before_reduce_scatter" || !related(group, spec.module))
+      const std::string& module = planned_fault.module;
+      if (e->step != planned_fault.step || where != "before_reduce_scatter" || !related(group, module))
         return fail(what + ", but " + describe(r.rank, *e) +
-                    (related(group, spec.module) ? "" : ": a group unrelated to " + (spec.module.empty() ? "root" : spec.module)));
+                    (related(group, module) ? "" : ": a group unrelated to " + (module.empty() ? "root" : module)));
       if (verdict.empty()) verdict = what + ": " + describe(r.rank, *e);
-    } else if (e && (e->step < first->step ||
-                     (e->step == first->step && !sc.expert_parallel && where == "before_reduce_scatter"))) {
+    } else if (e && (e->step < step_of(first) ||
+                     (e->step == step_of(first) && !sc.expert_parallel && where == "before_reduce_scatter"))) {
       // A peer with a non-finite gradient of its own at the fault's step (or before it): the
       // runtime misplaced it. From the next step on every rank's parameters carry it (the optimizer
       // applied the reduced gradient), and with expert parallelism the all-to-all carries the

@@ -221,7 +221,7 @@ std::string html_report(const Scenario& sc, const RunRecord& run, const std::vec
   const std::string title = (sc.name.empty() ? "scenario" : sc.name) + ": " + (failed ? failed->property : "pass");
   os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << markup_escaped(title)
      << "</title><style>" << kStyle << "</style></head><body>\n";
-  os << "<h1>" << markup_escaped(title) << "</h1>\n<p>world " << sc.world_size << ", profile <code>" << markup_escaped(sc.profile)
+  os << "<h1>" << markup_escaped(title) << "</h1>\n<p>world " << sc.world_size << ", profile <code>" << markup_escaped(sc.profile.name)
      << "</code>, " << sc.blocks.size() << " block(s), " << sc.fully_shard.size() << " fully_shard group(s), "
      << sc.steps << " step(s), backend " << markup_escaped(run.backend) << (run.error.empty() ? "" : ", run error: ")
      << markup_escaped(run.error) << "</p>\n";

@@ -224,7 +224,7 @@ nlohmann::json perfetto_trace(const Scenario& sc, const RunRecord& run) {
   return {{"traceEvents", events},
           {"displayTimeUnit", "ms"},
           {"otherData",
-           {{"scenario", sc.name}, {"profile", sc.profile}, {"world_size", sc.world_size}, {"backend", run.backend},
+           {{"scenario", sc.name}, {"profile", sc.profile.name}, {"world_size", sc.world_size}, {"backend", run.backend},
             {"error", run.error}}}};
 }
 

@@ -446,7 +446,7 @@ def _train_step(model, opt, plan, batch, record):
 
 def run(rank, world, plan, build, out):
     _start(rank, world, plan)
-    install_recorder(emulated_profile(plan["profile"]) == "torch-2.9")
+    install_recorder(plan["post_forward_in_backward"])
     model = build(STATE["device"], world)
     collect_groups(model)
     opt = _optimizer(model, plan)
@@ -466,7 +466,7 @@ def run(rank, world, plan, build, out):
         # The conformance-trace format (tests/conformance/recorded/README.md): rank 0's events per step, with the
         # scenario itself, so `shardfuzz conform --traces DIR` replays it on the native runtime.
         steps = [[e for e in TIMELINE if e["step"] == s and "category" not in e] for s in range(plan["steps"])]
-        doc = {"shardfuzz_scenario": json.loads(SCENARIO_JSON), "profile": emulated_profile(plan["profile"]),
+        doc = {"shardfuzz_scenario": json.loads(SCENARIO_JSON), "profile": emulated_profile(plan),
                "world_size": world, "torch": torch.__version__, "device": STATE["device"], "error": None,
                "recorded_with": "shardfuzz export --torch", "verdict": word, "message": why, "steps": steps}
         tmp = out + ".tmp"
@@ -538,8 +538,8 @@ def write_rank_record(folder, rank, world, losses, word, why):
     os.replace(path + ".tmp", path)
 
 
-def emulated_profile(profile):  # what torch ran as: the installed version, or it with PR #164009 undone
-    return "torch-2.9" if profile.startswith(("torch-2.9", "torch-2.7")) else "torch-2.11"
+def emulated_profile(plan):  # what torch ran as: the installed version, or it with PR #164009 undone
+    return "torch-2.9" if plan["post_forward_in_backward"] else "torch-2.11"
 
 
 def main(build, plan):

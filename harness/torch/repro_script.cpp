@@ -71,16 +71,16 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
     throw std::invalid_argument("faults: the torch export does not inject faults (the threads backend does)");
   std::ostringstream py;
   py << "#!/usr/bin/env python3\n"
-     << "\"\"\"shardfuzz reproducer '" << sc.name << "' on PyTorch FSDP2 (profile " << sc.profile << ").\n\n"
+     << "\"\"\"shardfuzz reproducer '" << sc.name << "' on PyTorch FSDP2 (profile " << sc.profile.name << ").\n\n"
      << "Run: python3 repro.py [--world N] [--cpu] [--json OUT]; world > 1 spawns one process per rank\n"
      << "(gloo on CPU unless there is a GPU per rank); or torchrun --nproc-per-node N repro.py.\n"
      << "Prints the memory after every post_backward and\n"
      << "LEAK or PASS: LEAK when a group that already finished backward still holds a pending\n"
      << "all-gather, or an all-gather lived unconsumed until the end of backward.\n";
-  if (sc.profile.rfind("torch-2.9", 0) == 0 || sc.profile.rfind("torch-2.7", 0) == 0)
-    py << "\nProfile " << sc.profile << ": FSDPParamGroup.post_forward is recompiled from the installed\n"
+  if (sc.profile.post_forward_reshards_during_backward)
+    py << "\nProfile " << sc.profile.name << ": FSDPParamGroup.post_forward is recompiled from the installed\n"
        << "torch's source with PR #164009's is_bw() guard removed (the torch <= 2.9 behaviour), nothing else.\n";
-  if (sc.profile.rfind("strict", 0) == 0)
+  if (sc.profile.base == "strict")
     py << "\nProfile strict is shardfuzz's corrected scheduler; here torch runs as installed.\n";
   if (!note.empty()) py << "\n" << note << "\n";
   py << "\"\"\"\n" << kReproPreludeText << "\n\n# --- this scenario ---------------------------------------------------------------------\n"
@@ -147,7 +147,8 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   py << "    return model\n\n\n"
      << "# The scenario as shardfuzz reads it (shardfuzz run / conform take it back from --json output).\n"
      << "SCENARIO_JSON = " << py_str(to_json(sc).dump()) << "\n\n"
-     << "PLAN = dict(profile=" << py_str(sc.profile) << ", world_size=" << sc.world_size << ", steps=" << sc.steps
+     << "PLAN = dict(profile=" << py_str(sc.profile.name) << ", post_forward_in_backward="
+     << (sc.profile.post_forward_reshards_during_backward ? "True" : "False") << ", world_size=" << sc.world_size << ", steps=" << sc.steps
      << ", micro_batches=" << sc.micro_batches << ", forwards_per_backward=" << sc.forwards_per_backward
      << ",\n            eval_forward=" << py_bool(sc.eval_forward) << ", tokens=" << d.tokens << ", dim=" << d.dim
      << ", vocab=" << (sc.embed ? d.vocab : 0) << ", seed=" << (sc.seed % 1000003ULL)

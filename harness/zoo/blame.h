@@ -1,8 +1,8 @@
 // Blame: which semantics switch a finding is due to, and so which bug-zoo row it rediscovers. A
 // failing scenario is re-run with each switch in which its profile deviates from `strict` set as
 // strict has it, one at a time; a switch whose flip alone makes every property pass is to blame.
-// The row then follows from the switch and the shape of the minimal case (e.g. the recompute
-// leak is row 1 under reentrant AC and row 5 otherwise).
+// The row then follows from the switch and the shape of the minimal case, as the zoo table says
+// (harness/zoo/zoo_table.h: e.g. the recompute leak is row 1 under reentrant AC and row 5 otherwise).
 #pragma once
 
 #include "harness/run_record.h"
@@ -24,9 +24,6 @@ struct Blame {
 // it, or it does not fail). Runs the scenario once per deviation from strict; `failing_run`, when
 // the caller already ran the scenario and saw it fail, saves the run under its own profile.
 std::vector<Blame> blame(const Scenario& scenario, const RunRecord* failing_run = nullptr);
-
-// The row a blamed switch means for this scenario and its failing run.
-std::string row_of(const std::string& switch_name, const Scenario& scenario, const RunRecord& failing_run);
 
 // "row 5 (post_forward_reshards_during_backward)", or "unattributed".
 std::string describe(const std::vector<Blame>& blames);

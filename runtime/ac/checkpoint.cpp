@@ -162,22 +162,18 @@ at::Tensor reentrant(const RegionFn& fn, const at::Tensor& input, const std::str
 CheckpointCounters& checkpoint_counters() { return t_counters; }
 
 const char* to_string(CheckpointMode mode) {
-  switch (mode) {
-    case CheckpointMode::None: return "none";
-    case CheckpointMode::NonReentrant: return "non_reentrant";
-    case CheckpointMode::Reentrant: return "reentrant";
-    case CheckpointMode::SelectiveOps: return "selective_ops";
-  }
+  for (const auto& [m, name] : kCheckpointModeNames)
+    if (m == mode) return name;
   return "?";
 }
 
 CheckpointMode checkpoint_mode_from_string(const std::string& name) {
-  if (name == "none") return CheckpointMode::None;
-  if (name == "non_reentrant") return CheckpointMode::NonReentrant;
-  if (name == "reentrant") return CheckpointMode::Reentrant;
-  if (name == "selective_ops") return CheckpointMode::SelectiveOps;
-  throw std::invalid_argument("ac: unknown checkpoint mode '" + name +
-                              "' (none, non_reentrant, reentrant, selective_ops)");
+  std::string known;
+  for (const auto& [m, n] : kCheckpointModeNames) {
+    if (name == n) return m;
+    known += (known.empty() ? "" : ", ") + std::string(n);
+  }
+  throw std::invalid_argument("ac: unknown checkpoint mode '" + name + "' (" + known + ")");
 }
 
 at::Tensor checkpoint(CheckpointMode mode, const RegionFn& fn, const at::Tensor& input, const std::string& where,

@@ -19,13 +19,21 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 
 namespace shardfuzz::ac {
 
 enum class CheckpointMode { None, NonReentrant, Reentrant, SelectiveOps };
+// The modes' names: the one table (the scenario's JSON and the traces spell them so).
+inline constexpr std::array<std::pair<CheckpointMode, const char*>, 4> kCheckpointModeNames{
+    {{CheckpointMode::None, "none"},
+     {CheckpointMode::NonReentrant, "non_reentrant"},
+     {CheckpointMode::Reentrant, "reentrant"},
+     {CheckpointMode::SelectiveOps, "selective_ops"}}};
 const char* to_string(CheckpointMode mode);
 CheckpointMode checkpoint_mode_from_string(const std::string& name);  // throws naming the value
 
@@ -47,8 +55,5 @@ struct CheckpointCounters {
   std::size_t outputs_reused = 0;  // kept outputs handed back during a recompute
 };
 CheckpointCounters& checkpoint_counters();
-
-// Layer-level selective AC: whether block `index` is checkpointed when every k-th block is.
-inline bool selected_for_checkpoint(int index, int every_k) { return every_k > 0 && index % every_k == 0; }
 
 }  // namespace shardfuzz::ac

@@ -1,4 +1,5 @@
-// The collective interface every backend implements (ThreadWorld on CPU now, NCCL later).
+// The collective interface every world implements (ThreadWorld: ranks as threads; StoreWorld: rank
+// processes over a TCPStore; NcclWorld: one process per GPU).
 // A Communicator is one rank's handle on one group; FSDP code talks only to this.
 #pragma once
 

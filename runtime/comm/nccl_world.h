@@ -1,7 +1,7 @@
 // A world of rank processes, one per GPU, over NCCL: the unique id travels through the launcher's
 // store (torchrun-compatible), mesh groups come from ncclCommSplit, and collectives run on the
 // communicator's own stream, ordered after the caller's stream by events and before its later
-// work, as FSDP2 orders its all-gather and reduce-scatter streams (fsdp2-semantics.md section 12).
+// work, as FSDP2 orders its all-gather and reduce-scatter streams (docs/fsdp2-semantics.md section 12).
 // The caller waits for each collective under the deadline, polling NCCL's asynchronous error: a
 // deadline or an NCCL error aborts the communicator and throws CollectiveError on that rank,
 // naming rank, group, op and sequence number. Before each collective the ranks exchange a hash

@@ -1,4 +1,4 @@
-// Collects the managed parameters, shards them and wires the state (fsdp2-semantics.md sections
+// Collects the managed parameters, shards them and wires the state (docs/fsdp2-semantics.md sections
 // 1, 7 and 10).
 #include "runtime/fsdp/fully_shard.h"
 

@@ -1,4 +1,4 @@
-// The FSDP2 group state machine (fsdp2-semantics.md sections 3-10), recording one timeline event
+// The FSDP2 group state machine (docs/fsdp2-semantics.md sections 3-10), recording one timeline event
 // per transition exactly where upstream's trace recorder does.
 #include "runtime/fsdp/param_group.h"
 

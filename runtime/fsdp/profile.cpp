@@ -18,6 +18,7 @@ std::string joined(const std::vector<std::string>& names) {
 Profile base(const std::string& name, const std::string& full) {
   Profile p;
   p.name = full;
+  p.base = name;
   if (name == "torch-2.7" || name == "torch-2.9" || name == "torch-2.11") {
     p.reentrant_checkpoint_needs_input_grad = true;
     p.stale_state_survives_non_last_backward = true;
@@ -46,28 +47,18 @@ Profile base(const std::string& name, const std::string& full) {
 
 const std::vector<Profile::Switch>& Profile::switches() {
   static const std::vector<Switch> registry = {
-      {"post_forward_reshards_during_backward", &Profile::post_forward_reshards_during_backward, false, {5, 1, 0},
-       "pytorch PR #164009 (is_bw guard), torchtitan#1624, pytorch#169349"},
-      {"root_never_reshards_after_forward", &Profile::root_never_reshards_after_forward, false, {3, 2},
-       "pytorch PR #155319, pytorch#154655, pytorch#149029"},
-      {"world1_persistent_all_gather_buffer", &Profile::world1_persistent_all_gather_buffer, false, {},
-       "measured on torch 2.11 (conformance traces)"},
-      {"reentrant_checkpoint_needs_input_grad", &Profile::reentrant_checkpoint_needs_input_grad, false, {14},
-       "torch.utils.checkpoint use_reentrant=True; meta-pytorch/torchforge#592"},
-      {"stale_state_survives_non_last_backward", &Profile::stale_state_survives_non_last_backward, false, {0, 6},
-       "_root_post_backward_final_callback gates finalize_backward on is_last_backward"},
-      {"all_reduce_state_per_group", &Profile::all_reduce_state_per_group, false, {7},
-       "pytorch PR #179443 (and #179129): HSDP fp32 reduce-scatter outputs kept per layer"},
-      {"prefetch_skips_groups_without_pending_backward", &Profile::prefetch_skips_groups_without_pending_backward,
-       false, {}, "strict only"},
-      {"free_unconsumed_all_gather_at_post_backward", &Profile::free_unconsumed_all_gather_at_post_backward, false,
-       {}, "strict only"},
-      {"recompute_of_finished_group_takes_forward_path", &Profile::recompute_of_finished_group_takes_forward_path,
-       false, {}, "strict only (FSDPState._pre_forward returns early in PRE_BACKWARD)"},
-      {"experts_skip_empty", &Profile::experts_skip_empty, true, {4}, "pytorch#158719, PR #178861"},
-      {"group_reference_cycle", &Profile::group_reference_cycle, true, {10}, "pytorch PR #139650, #173415"},
-      {"upcast_frozen_params", &Profile::upcast_frozen_params, true, {13},
-       "huggingface/accelerate#3844, fixed by PR #3848"},
+      {"post_forward_reshards_during_backward", &Profile::post_forward_reshards_during_backward},
+      {"root_never_reshards_after_forward", &Profile::root_never_reshards_after_forward},
+      {"world1_persistent_all_gather_buffer", &Profile::world1_persistent_all_gather_buffer},
+      {"reentrant_checkpoint_needs_input_grad", &Profile::reentrant_checkpoint_needs_input_grad},
+      {"stale_state_survives_non_last_backward", &Profile::stale_state_survives_non_last_backward},
+      {"all_reduce_state_per_group", &Profile::all_reduce_state_per_group},
+      {"prefetch_skips_groups_without_pending_backward", &Profile::prefetch_skips_groups_without_pending_backward},
+      {"free_unconsumed_all_gather_at_post_backward", &Profile::free_unconsumed_all_gather_at_post_backward},
+      {"recompute_of_finished_group_takes_forward_path", &Profile::recompute_of_finished_group_takes_forward_path},
+      {"experts_skip_empty", &Profile::experts_skip_empty},
+      {"group_reference_cycle", &Profile::group_reference_cycle},
+      {"upcast_frozen_params", &Profile::upcast_frozen_params},
   };
   return registry;
 }

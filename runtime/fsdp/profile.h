@@ -5,9 +5,8 @@
 // consult only these switches.
 //
 // A profile is named "base", then any "+switch" (turned on) and "~switch" (set as strict has it),
-// e.g. "strict+experts_skip_empty" or "torch-2.9~post_forward_reshards_during_backward". Each switch knows
-// the bug-zoo rows it reproduces, so a finding can be blamed on the switch whose removal makes it
-// pass (harness/zoo).
+// e.g. "strict+experts_skip_empty" or "torch-2.9~post_forward_reshards_during_backward". A finding is
+// blamed on the switch whose removal makes it pass, and harness/zoo's table names its bug-zoo row.
 #pragma once
 
 #include <string>
@@ -16,7 +15,8 @@
 namespace shardfuzz::fsdp {
 
 struct Profile {
-  std::string name;
+  std::string name;  // as given: "torch-2.9~post_forward_reshards_during_backward"
+  std::string base;  // its base: "torch-2.9"
 
   // --- upstream behaviour, per version ---------------------------------------------------------
 
@@ -100,13 +100,10 @@ struct Profile {
   static Profile named(const std::string& name);
   static std::vector<std::string> names();  // the bases: torch-2.7, torch-2.9, torch-2.11, strict
 
-  // The registry of switches: what a name turns on, and which bug-zoo rows it reproduces.
+  // The registry of switches by name (which bug-zoo rows each reproduces is harness/zoo's table).
   struct Switch {
     const char* name;
     bool Profile::*flag;
-    bool injected;             // an injected defect rather than a released version's behaviour
-    std::vector<int> zoo_rows;  // rows of docs/bug-zoo.md (0: one of the source-reading rows)
-    const char* upstream;       // the upstream reference
   };
   static const std::vector<Switch>& switches();
   // The switches on in this profile that `strict` does not have, i.e. the candidates to blame.

@@ -1,4 +1,4 @@
-// State-level hooks (fsdp2-semantics.md sections 2-4 and 8).
+// State-level hooks (docs/fsdp2-semantics.md sections 2-4 and 8).
 #include "runtime/fsdp/state.h"
 
 #include "runtime/fsdp/rank_runtime.h"

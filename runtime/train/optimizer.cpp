@@ -12,12 +12,6 @@
 
 namespace shardfuzz::train {
 
-OptimizerConfig::Kind optimizer_kind_from_string(const std::string& name) {
-  if (name == "sgd") return OptimizerConfig::Kind::Sgd;
-  if (name == "adamw") return OptimizerConfig::Kind::AdamW;
-  throw std::invalid_argument("optimizer: unknown kind '" + name + "' (sgd, adamw)");
-}
-
 void ParamSlot::update(const at::Tensor& grad, int64_t step, const OptimizerConfig& c,
                        const std::shared_ptr<memory::Ledger>& ledger, const std::string& group) {
   torch::autograd::AutoGradMode no_grad(false);

@@ -27,7 +27,6 @@ struct OptimizerConfig {
   double eps = 1e-8;
   double weight_decay = 0.0;
 };
-OptimizerConfig::Kind optimizer_kind_from_string(const std::string& name);  // "sgd" | "adamw"
 
 // One tensor's optimizer state and its update (in place, under no-grad).
 struct ParamSlot {

@@ -63,7 +63,7 @@ TEST(CampaignIsolation, ACaseThatAbortsItsProcessIsAFindingAndTheCampaignGoesOn)
     EXPECT_NE(f.message.find("injected abort: rank"), std::string::npos) << f.message;
     const harness::Reproducer rep = harness::load_reproducer(f.path);
     ASSERT_FALSE(rep.scenario.faults.empty());
-    for (const auto& fault : rep.scenario.faults) EXPECT_EQ(fault.kind, "abort");
+    for (const auto& fault : rep.scenario.faults) EXPECT_TRUE(fault.is(harness::CollectiveFault::Kind::Abort));
     EXPECT_EQ(rep.expected.at("strict"), kProcessSurvives);
   }
   // Replayable: each is replayed in a child, and dies again.

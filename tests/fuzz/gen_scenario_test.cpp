@@ -44,7 +44,7 @@ TEST(GenScenario, PinnedWorldAndProfileHoldAndValidate) {
       const Scenario sc = *gen::scenario(config);
       sc.validate();
       RC_ASSERT(sc.world_size == config.world);
-      RC_ASSERT(sc.profile == config.profile);
+      RC_ASSERT(sc.profile.name == config.profile);
     });
   }
 }

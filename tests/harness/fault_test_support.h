@@ -5,6 +5,7 @@
 
 #include "harness/properties/property.h"
 #include "harness/standard_scenarios.h"
+#include "harness/scenario_json.h"
 #include "harness/threads_backend.h"
 
 #include <gtest/gtest.h>
@@ -27,24 +28,34 @@ inline Scenario small(int world = 3) {
 
 // One more planned fault: at a collective (straggler, collective_error, hang, crash, abort), in a
 // module (exception), or in the allocator (oom at an allocation, or above a limit).
+// `kind` by its name ("crash"); `pass` too ("forward"). An oom at an allocation (limit_bytes 0) or
+// above a limit.
 inline Scenario with_fault(Scenario sc, const std::string& kind, int rank, int collective, int delay_ms = 0) {
-  sc.faults.push_back({kind, rank, collective, delay_ms, "", "", 0});
+  sc.faults.push_back(FaultSpec::collective_fault(rank, *enum_from_name<CollectiveFault::Kind>(kind), collective, delay_ms));
   return sc;
 }
 
 inline Scenario with_exception(Scenario sc, int rank, const std::string& module, const std::string& pass, int step) {
-  sc.faults.push_back({"exception", rank, 0, 0, module, pass, step});
+  sc.faults.push_back(FaultSpec::module_fault(rank, ModuleFault::Kind::Exception, module, step,
+                                              *enum_from_name<ModuleFault::Pass>(pass)));
   return sc;
 }
 
 inline Scenario with_oom(Scenario sc, int rank, int allocation, int64_t limit_bytes = 0) {
-  FaultSpec f;
-  f.kind = "oom";
-  f.rank = rank;
-  f.allocation = allocation;
-  f.limit_bytes = limit_bytes;
-  sc.faults.push_back(f);
+  sc.faults.push_back(limit_bytes > 0 ? FaultSpec::oom_above_bytes(rank, limit_bytes) : FaultSpec::oom_at_allocation(rank, allocation));
   return sc;
+}
+
+// A fault plan as the JSON reader sees it (what the typed plan cannot even hold in memory).
+inline void expect_plan_rejected(const nlohmann::json& fault, const std::string& prefix) {
+  nlohmann::json j = to_json(small());
+  j["faults"] = nlohmann::json::array({fault});
+  try {
+    scenario_from_json(j);
+    ADD_FAILURE() << "accepted " << fault.dump() << "; expected " << prefix;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
+  }
 }
 
 inline RunOptions short_deadline() {

@@ -25,12 +25,7 @@ using namespace testing_support;
 
 
 Scenario with_nonfinite(Scenario sc, const std::string& kind, int rank, const std::string& module, int step) {
-  FaultSpec f;
-  f.kind = kind;
-  f.rank = rank;
-  f.module = module;
-  f.step = step;
-  sc.faults.push_back(f);
+  sc.faults.push_back(FaultSpec::module_fault(rank, *enum_from_name<ModuleFault::Kind>(kind), module, step));
   return sc;
 }
 
@@ -149,7 +144,7 @@ TEST(NonFiniteFault, EachFaultyRankAnswersForItsOwnAndUpstreamGroupsCount) {
   // Rank 1's own fault a step later: at rank 0's step it hears of rank 0's through the reduce-scatter.
   Scenario later = with_nonfinite(with_nonfinite(small(2), "nan", 0, "layers.0", 0), "nan", 1, "layers.0", 0);
   later.steps = 2;
-  later.faults[1].step = 1;
+  std::get<ModuleFault>(later.faults[1].fault).step = 1;
   run.ranks[1].timeline[0].detail["where"] = "after_reduce_scatter";
   EXPECT_TRUE(check_nonfinite_reported(later, run).ok) << check_nonfinite_reported(later, run).message;
   run.ranks[1].timeline[0].detail["where"] = "before_reduce_scatter";
@@ -171,22 +166,16 @@ TEST(FaultPlan, OomAndNonFiniteFaultsRoundTripAndNameBadFields) {
   Scenario sc = with_nonfinite(with_oom(small(), 1, -1, 4096), "inf", 0, "layers.0", 0);
   const Scenario back = scenario_from_json(to_json(sc));
   ASSERT_EQ(back.faults.size(), 2u);
-  EXPECT_EQ(back.faults[0].limit_bytes, 4096);
-  EXPECT_EQ(back.faults[0].allocation, -1);
-  EXPECT_EQ(back.faults[1].module, "layers.0");
+  EXPECT_EQ(std::get<AllocationFault::AboveBytes>(back.faults[0].in_allocator()->trigger).limit, 4096);
+  EXPECT_EQ(back.faults[1].in_module()->module, "layers.0");
   EXPECT_EQ(to_json(back), to_json(sc));
-  expect_rejected(with_oom(small(), 0, -1, 0), "faults[0].allocation: an oom fault names either an allocation or limit_bytes");
-  expect_rejected(with_oom(small(), 0, 3, 64), "faults[0].allocation: an oom fault names either");
+  expect_plan_rejected({{"kind", "oom"}}, "faults[0].allocation: an oom fault names either an allocation or limit_bytes");
+  expect_plan_rejected({{"kind", "oom"}, {"allocation", 3}, {"limit_bytes", 64}}, "faults[0].allocation: an oom fault names either");
+  expect_rejected(with_oom(small(), 0, -1), "faults[0].allocation: -1 outside");
   expect_rejected(with_nonfinite(small(), "nan", 0, "layers.9", 0), "faults[0].module: \"layers.9\": no such module");
-  Scenario passed = with_nonfinite(small(), "nan", 0, "layers.0", 0);
-  passed.faults[0].pass = "forward";
-  expect_rejected(passed, "faults[0].pass: only an exception fault names a pass");
-  Scenario crash_with_allocation = small();
-  FaultSpec f;
-  f.kind = "crash";
-  f.allocation = 2;
-  crash_with_allocation.faults.push_back(f);
-  expect_rejected(crash_with_allocation, "faults[0].allocation: only an oom fault names an allocation");
+  expect_plan_rejected({{"kind", "nan"}, {"module", "layers.0"}, {"pass", "forward"}},
+                       "faults[0].pass: only an exception fault names a pass");
+  expect_plan_rejected({{"kind", "crash"}, {"allocation", 2}}, "faults[0].allocation: only an oom fault names an allocation");
 }
 
 }  // namespace

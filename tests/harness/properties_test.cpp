@@ -40,7 +40,7 @@ TEST(Properties, FrozenPrefixPrefetchIsAFindingUnderTorch211ButNotStrict) {
   std::string v = verdict_of(sc);
   EXPECT_EQ(v.rfind("per_layer_return_to_baseline", 0), 0u) << v;
   EXPECT_NE(v.find("layers.0"), std::string::npos) << v;  // block 0 never runs backward, yet was prefetched
-  sc.profile = "strict";
+  sc.profile = fsdp::Profile::named("strict");
   EXPECT_EQ(verdict_of(sc), "pass");
 }
 

@@ -196,7 +196,7 @@ rc::Gen<Scenario> valid_scenarios() {
     s.world_size = *rc::gen::element(1, 2, 4, 8);
     const std::vector<int> ws = divisors(s.world_size);
     s.expert_shard_size = *rc::gen::oneOf(rc::gen::just(0), rc::gen::elementOf(ws));
-    s.profile = *rc::gen::element<std::string>("torch-2.9", "torch-2.11", "strict");
+    s.profile = fsdp::Profile::named(*rc::gen::element<std::string>("torch-2.9", "torch-2.11", "strict"));
     s.steps = *rc::gen::inRange(1, 5);
     s.dims = {*rc::gen::element<int64_t>(8, 16, 24), *rc::gen::element<int64_t>(4, 8, 12, 6),
               *rc::gen::inRange<int64_t>(1, 5), *rc::gen::inRange<int64_t>(1, 9)};
@@ -237,23 +237,21 @@ rc::Gen<Scenario> valid_scenarios() {
       }
     }
     for (int i = pick(0, 4) - 1; i > 0; --i) {  // a fault plan one time in two
-      FaultSpec f;
-      f.kind = *rc::gen::elementOf(fault_kinds());
-      f.rank = pick(0, s.world_size);
-      f.collective = *rc::gen::inRange(0, ScenarioLimits::kMaxFaultCollective + 1);
-      f.delay_ms = f.kind == "straggler" ? *rc::gen::inRange(1, ScenarioLimits::kMaxStragglerMs + 1) : 0;
-      if (!f.is_collective()) f.collective = 0;
-      if (f.is_in_module()) {
+      const std::string kind = *rc::gen::elementOf(fault_kinds());
+      const int rank = pick(0, s.world_size);
+      const int collective = *rc::gen::inRange(0, ScenarioLimits::kMaxFaultCollective + 1);
+      if (auto c = enum_from_name<CollectiveFault::Kind>(kind)) {
+        const int delay = *c == CollectiveFault::Kind::Straggler ? *rc::gen::inRange(1, ScenarioLimits::kMaxStragglerMs + 1) : 0;
+        s.faults.push_back(FaultSpec::collective_fault(rank, *c, collective, delay));
+      } else if (auto m = enum_from_name<ModuleFault::Kind>(kind)) {
         const int block = pick(0, static_cast<int>(s.blocks.size()) + 1) - 1;  // -1: the root
-        f.module = block < 0 ? "" : "layers." + std::to_string(block);
-        if (f.kind == "exception") f.pass = *rc::gen::elementOf(std::vector<std::string>{"forward", "backward"});
-        f.step = pick(0, s.steps);
+        const auto pass = *rc::gen::elementOf(std::vector<ModuleFault::Pass>{ModuleFault::Pass::Forward, ModuleFault::Pass::Backward});
+        s.faults.push_back(FaultSpec::module_fault(rank, *m, block < 0 ? "" : "layers." + std::to_string(block), pick(0, s.steps), pass));
+      } else if (pick(0, 2) == 0) {
+        s.faults.push_back(FaultSpec::oom_at_allocation(rank, pick(0, ScenarioLimits::kMaxFaultAllocation + 1)));
+      } else {
+        s.faults.push_back(FaultSpec::oom_above_bytes(rank, pick<int64_t>(1, ScenarioLimits::kMaxFaultLimitBytes + 1)));
       }
-      if (f.kind == "oom") {
-        if (pick(0, 2) == 0) f.allocation = pick(0, ScenarioLimits::kMaxFaultAllocation + 1);
-        else f.limit_bytes = pick<int64_t>(1, ScenarioLimits::kMaxFaultLimitBytes + 1);
-      }
-      s.faults.push_back(f);
     }
     return s;
   });

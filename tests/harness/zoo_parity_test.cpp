@@ -42,7 +42,7 @@ Scenario zoo_scenario(const ZooCase& c) {
   sc.name = "zoo " + name_of(c);
   sc.seed = 1234;
   sc.world_size = c.world;
-  sc.profile = "strict";
+  sc.profile = fsdp::Profile::named("strict");
   sc.steps = 2;
   sc.dims.dim = 8;
   sc.dims.hidden = 8;

@@ -80,34 +80,11 @@ bool sub_exists(std::size_t sub, const harness::BlockSpec& b) {
 }
 
 harness::Scenario assemble(const ScenarioDraw& d) {
-  harness::Scenario sc;
-  sc.seed = d.seed;
-  sc.world_size = d.world_size;
-  sc.expert_shard_size = d.expert_shard_size;
-  sc.profile = d.profile;
-  sc.steps = d.steps;
-  sc.dims = d.dims;
-  sc.optimizer.kind = d.optimizer;
-  sc.input_requires_grad = d.input_requires_grad;
-  sc.embed = d.embed;
-  sc.final_norm = d.final_norm;
-  sc.expert_parallel = d.expert_parallel;
-  sc.micro_batches = d.micro_batches;
-  sc.forwards_per_backward = d.forwards_per_backward;
-  sc.eval_forward = d.eval_forward;
-  sc.dtype = d.dtype;
-  sc.mixed_precision = d.mixed_precision;
-  sc.faults = d.faults;
-  if (d.optimizer == train::OptimizerConfig::Kind::AdamW) {
-    // AdamW's update g / (|g| + eps) is ill-conditioned where |g| ~ eps: reduction-order rounding
-    // of a near-zero gradient flips an lr-sized step. A larger eps keeps parity meaningful.
-    sc.optimizer.eps = 1e-3;
-    sc.optimizer.lr = 0.01;
-  }
+  harness::Scenario sc = d;  // the run-level fields, drawn into the scenario directly
 
-  const std::size_t n = d.blocks.size();
+  const std::size_t n = d.block_draws.size();
   for (std::size_t i = 0; i < n; ++i) {
-    const BlockDraw& b = d.blocks[i];
+    const BlockDraw& b = d.block_draws[i];
     harness::BlockSpec spec;
     spec.kind = b.kind;
     spec.gated = b.kind == harness::BlockSpec::Kind::Moe && b.gated;

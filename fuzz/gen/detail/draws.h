@@ -59,29 +59,17 @@ struct BlockDraw {
 
 enum class PrefetchStyle { None, Torchtitan, Random };
 
-struct ScenarioDraw {
-  std::vector<BlockDraw> blocks;
+// The run-level fields are the Scenario's own, drawn into it directly (gen::set on
+// &harness::Scenario::field; expert_shard_size is any candidate until repair makes it a divisor):
+// a new scenario field is one draw line in scenario_draw and nothing here. What is drawn in another
+// shape than the scenario holds it (blocks with their placements, relative prefetch targets) is
+// added here, and assemble turns it into the Scenario's blocks and fully_shard.
+struct ScenarioDraw : harness::Scenario {
+  std::vector<BlockDraw> block_draws;
   PrefetchStyle prefetch = PrefetchStyle::None;
   bool wrap_out = false;
-  int world_size = 1;
-  int expert_shard_size = 0;  // before repair: any of the candidates, made a divisor by repair
-  harness::Dims dims;
-  int steps = 1;
   OptionsDraw root_options, out_options;
   PrefetchDraw out_forward, out_backward;
-  train::OptimizerConfig::Kind optimizer = train::OptimizerConfig::Kind::Sgd;
-  bool input_requires_grad = true;
-  bool embed = false;
-  bool final_norm = false;
-  bool expert_parallel = false;
-  int micro_batches = 1;
-  int forwards_per_backward = 1;
-  bool eval_forward = false;
-  std::string dtype = "float32";
-  std::optional<harness::MixedPrecisionSpec> mixed_precision;
-  std::string profile;
-  uint64_t seed = 0;
-  std::vector<harness::FaultSpec> faults;
 };
 
 // Generation weights: the plain mix, and the mix biased toward the shape that breaks upstream

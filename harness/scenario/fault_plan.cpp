@@ -1,0 +1,150 @@
+// The typed fault plan: names, what each kind means for detection and recovery, and its JSON form.
+#include "harness/scenario/fault_plan.h"
+
+#include "harness/scenario/codecs.hpp"
+
+#include <algorithm>
+
+namespace shardfuzz::harness {
+
+std::string FaultSpec::kind_name() const {
+  if (const auto* c = at_collective()) return name_of(c->kind);
+  if (const auto* m = in_module()) return name_of(m->kind);
+  return kOomFaultName;
+}
+
+bool FaultSpec::must_be_detected(int deadline_ms, bool recovery) const {
+  if (is_nonfinite() || (recovery && is_recoverable())) return false;
+  return !is(CollectiveFault::Kind::Straggler) || at_collective()->delay_ms >= deadline_ms;
+}
+
+FaultSpec FaultSpec::collective_fault(int rank, CollectiveFault::Kind kind, int collective, int delay_ms) {
+  return {rank, CollectiveFault{kind, collective, delay_ms}};
+}
+
+FaultSpec FaultSpec::module_fault(int rank, ModuleFault::Kind kind, std::string module, int step, ModuleFault::Pass pass) {
+  return {rank, ModuleFault{kind, std::move(module), step, pass}};
+}
+
+FaultSpec FaultSpec::oom_at_allocation(int rank, int allocation) {
+  return {rank, AllocationFault{AllocationFault::AtAllocation{allocation}}};
+}
+
+FaultSpec FaultSpec::oom_above_bytes(int rank, int64_t limit_bytes) {
+  return {rank, AllocationFault{AllocationFault::AboveBytes{limit_bytes}}};
+}
+
+const std::vector<std::string>& fault_kinds() {
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> out;
+    for (const auto& entry : EnumNames<CollectiveFault::Kind>::table) out.push_back(entry.second);
+    for (const auto& entry : EnumNames<ModuleFault::Kind>::table) out.push_back(entry.second);
+    out.push_back(kOomFaultName);
+    return out;
+  }();
+  return kinds;
+}
+
+namespace fields_detail {
+namespace {
+
+template <class Json>
+Json write_fault(const FaultSpec& f) {
+  Json out = Json::object();
+  out["kind"] = f.kind_name();
+  out["rank"] = f.rank;
+  if (const auto* c = f.at_collective()) {
+    out["collective"] = c->collective;
+    if (c->kind == CollectiveFault::Kind::Straggler) out["delay_ms"] = c->delay_ms;
+  } else if (const auto* m = f.in_module()) {
+    out["module"] = m->module;
+    if (m->kind == ModuleFault::Kind::Exception) out["pass"] = name_of(m->pass);
+    out["step"] = m->step;
+  } else if (const auto* a = f.in_allocator()) {
+    if (const auto* at = std::get_if<AllocationFault::AtAllocation>(&a->trigger)) out["allocation"] = at->index;
+    else out["limit_bytes"] = std::get<AllocationFault::AboveBytes>(a->trigger).limit;
+  }
+  return out;
+}
+
+// Rejects a key that belongs to another kind of fault, with what that key is for.
+void reject_foreign_keys(const json& v, const std::string& path, const FaultSpec& f) {
+  const bool collective = f.at_collective(), module = f.in_module(), oom = f.in_allocator();
+  const bool straggler = f.is(CollectiveFault::Kind::Straggler), exception = f.is(ModuleFault::Kind::Exception);
+  const std::string kind = f.kind_name();
+  const std::string article = kind == "exception" || kind == "inf" || kind == "oom" ? "an " : "a ";
+  if (!collective && v.contains("collective"))
+    reject(member(path, "collective"), article + kind + " fault fires " + (oom ? "in the allocator" : "in a module") +
+                                           ", not at a collective");
+  if (!straggler && v.contains("delay_ms"))
+    reject(member(path, "delay_ms"), v["delay_ms"].dump() + ": only a straggler has a delay");
+  for (const char* key : {"module", "step"})
+    if (!module && v.contains(key)) reject(member(path, key), "only an exception, nan or inf fault names a module and a step");
+  if (!exception && v.contains("pass")) reject(member(path, "pass"), "only an exception fault names a pass");
+  for (const char* key : {"allocation", "limit_bytes"})
+    if (!oom && v.contains(key)) reject(member(path, key), "only an oom fault names an allocation or a limit");
+}
+
+FaultSpec read_fault_kind(const json& v, const std::string& path) {
+  const auto kind = v.find("kind");
+  const std::string name = kind == v.end() ? "collective_error" : read_string(*kind, member(path, "kind"));
+  FaultSpec f;
+  if (auto c = enum_from_name<CollectiveFault::Kind>(name)) f.fault = CollectiveFault{*c};
+  else if (auto m = enum_from_name<ModuleFault::Kind>(name)) {
+    ModuleFault module;
+    module.kind = *m;
+    f.fault = module;
+  }
+  else if (name == kOomFaultName) f.fault = AllocationFault{};
+  else {
+    std::string list;
+    for (const auto& k : fault_kinds()) list += (list.empty() ? "" : ", ") + k;
+    reject(member(path, "kind"), quoted(name) + " is not a fault kind (" + list + ")");
+  }
+  return f;
+}
+
+void read_allocation_trigger(const json& v, const std::string& path, AllocationFault& a) {
+  const bool by_index = v.contains("allocation"), by_limit = v.contains("limit_bytes");
+  if (by_index == by_limit)
+    reject(member(path, "allocation"), "an oom fault names either an allocation or limit_bytes (one of them)");
+  if (by_index) a.trigger = AllocationFault::AtAllocation{read_int(v["allocation"], member(path, "allocation"))};
+  else a.trigger = AllocationFault::AboveBytes{read_int64(v["limit_bytes"], member(path, "limit_bytes"))};
+}
+
+}  // namespace
+
+json fault_to_json(const FaultSpec& fault) { return write_fault<json>(fault); }
+nlohmann::ordered_json fault_to_ordered_json(const FaultSpec& fault) { return write_fault<nlohmann::ordered_json>(fault); }
+
+FaultSpec fault_from_json(const json& v, const std::string& path) {
+  if (!v.is_object()) wrong_type(path, "an object", v);
+  static const std::vector<const char*> keys = {"kind", "rank", "collective", "delay_ms", "module",
+                                                "pass", "step", "allocation", "limit_bytes"};
+  for (const auto& [key, value] : v.items()) {
+    if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) != keys.end()) continue;
+    std::string list;
+    for (const char* k : keys) list += std::string(list.empty() ? "" : ", ") + k;
+    reject(is_identifier(key) ? member(path, key.c_str()) : keyed(path, key), "unknown key (expected one of " + list + ")");
+  }
+  FaultSpec f = read_fault_kind(v, path);
+  reject_foreign_keys(v, path, f);
+  if (v.contains("rank")) f.rank = read_int(v["rank"], member(path, "rank"));
+  if (auto* c = std::get_if<CollectiveFault>(&f.fault)) {
+    if (v.contains("collective")) c->collective = read_int(v["collective"], member(path, "collective"));
+    if (v.contains("delay_ms")) c->delay_ms = read_int(v["delay_ms"], member(path, "delay_ms"));
+  } else if (auto* m = std::get_if<ModuleFault>(&f.fault)) {
+    if (v.contains("module")) m->module = read_string(v["module"], member(path, "module"));
+    if (v.contains("step")) m->step = read_int(v["step"], member(path, "step"));
+    if (m->kind == ModuleFault::Kind::Exception) {
+      if (!v.contains("pass")) reject(member(path, "pass"), "missing (an exception fault names its pass: forward, backward)");
+      m->pass = read_value<ModuleFault::Pass>(v["pass"], member(path, "pass"), allow::Any{});
+    }
+  } else {
+    read_allocation_trigger(v, path, std::get<AllocationFault>(f.fault));
+  }
+  return f;
+}
+
+}  // namespace fields_detail
+}  // namespace shardfuzz::harness
