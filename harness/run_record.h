@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,8 @@ struct FiredFault {
   int step = -1;          // the training step it fired in (-1: not known, a collective fault)
 };
 
+struct Reference;
+
 struct RunRecord {
   std::string backend = "threads";
   std::string device = "cpu";  // where the ranks' tensors lived: "cpu" or a CUDA device ("cuda", "cuda:1")
@@ -100,6 +103,9 @@ struct RunRecord {
   std::vector<int64_t> host_rss_bytes;  // the process's resident set at each of rank 0's step ends (threads)
   std::string error;        // the root failure ("rank R: message"), empty when every rank succeeded
   std::string error_kind;   // "collective_mismatch", "deadline", "aborted", "exception" or empty
+  // The scenario's unsharded reference (harness/reference), attached by the native backends as part
+  // of the run (RunOptions::reference); absent: parity is not judged.
+  std::shared_ptr<const Reference> reference;
   bool ok() const { return error.empty(); }
 };
 

@@ -2,9 +2,7 @@
 // averaged over ranks, the same optimizer on full tensors).
 #include "harness/properties/property.h"
 
-#include "harness/model_builder.h"
-#include "runtime/nn/model.h"
-#include "runtime/train/reference.h"
+#include "harness/reference/reference.h"
 
 #include <ATen/ATen.h>
 
@@ -30,16 +28,9 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
       return {"parity_with_reference", true, true,
               "a planned " + f.kind + " gradient changed training on rank " + std::to_string(f.rank) +
                   " (nonfinite_reported judges it)"};
-  BuildOptions as_reference;
-  as_reference.reference = true;
-  auto reference = build_model(sc, as_reference);
-  auto input = [&](int rank, int step, int micro, int forward) { return input_of(sc, rank, step, micro, forward); };
-  // A low-precision model reduces per rank like FSDP does (a bfloat16 gradient summed over the
-  // ranks' batches in autograd would round differently): the policy path with its own dtype.
-  fsdp::MixedPrecisionPolicy policy = sc.mp_policy();
-  if (!policy.param_dtype && sc.compute_dtype() != c10::ScalarType::Float) policy.param_dtype = sc.compute_dtype();
-  train::ReferenceRun ref =
-      train::run_reference(*reference, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer, policy);
+  if (!run.reference)
+    return {"parity_with_reference", true, true, "the run carries no reference (RunOptions::reference is off)"};
+  const Reference& ref = *run.reference;
   // A run whose loss explodes (the mean-output loss is unbounded below, and a large lr on a small
   // model walks off) amplifies float rounding without bound: no tolerance separates a bug from
   // reduction order there. Such a run is skipped, saying so; the memory properties still apply.
@@ -55,8 +46,7 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
             "skipped: the reference diverged (largest |loss| " + std::to_string(largest) + " vs " +
                 std::to_string(first) + " at step 1, over " + std::to_string(Tolerances::kParityDivergenceFactor) +
                 "x): rounding is amplified without bound"};
-  std::map<std::string, at::Tensor> full;
-  for (auto& [fqn, p] : reference->named_parameters()) full[fqn] = p->detach();
+  const std::map<std::string, at::Tensor>& full = ref.parameters;
   const double rtol = Tolerances::parity_relative(sc, run.device);
   // In bfloat16 the two sides can round differently in step 1 and the difference grows: top-k
   // routing (an ulp can route a token to another expert from step 2 on, a discrete jump), and a

@@ -39,7 +39,7 @@ struct Rows {
   std::ostringstream& out;
   std::string prefix;  // "dims." for a nested record's fields
 
-  void row(const std::string& key, const char* type, const std::string& dflt, std::string allowed, const char* doc) {
+  void row(const std::string& key, const std::string& type, const std::string& dflt, std::string allowed, const char* doc) {
     if (*doc) allowed += (allowed.empty() ? "" : "; ") + std::string(doc);
     out << "| " << code(prefix + key) << " | " << type << " | " << dflt << " | " << allowed << " |\n";
   }
@@ -55,7 +55,9 @@ struct Rows {
       if (*doc) row(key, "object", "", "", doc);
       nested(key, v);
     } else {
-      row(key, type_name<T>(), code(write_value<json>(v).dump()), value_allowed<T>(allowed), doc);
+      const auto* most = std::get_if<allow::AtMost>(&allowed);
+      const std::string type = most ? std::string("array of ") + most->noun : type_name<T>();
+      row(key, type, code(write_value<json>(v).dump()), value_allowed<T>(allowed), doc);
     }
   }
 

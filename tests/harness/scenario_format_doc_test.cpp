@@ -33,7 +33,7 @@ TEST(ScenarioFormatDoc, EveryRecordFieldHasARowWithItsRange) {
   const std::string tables = scenario_format_tables();
   for (const char* row : {"| `world_size` | integer | `2` | 1 ... 64", "| `dims.lora_alpha` | number | `4.0` | finite, > 0",
                           "| `optimizer.beta1` | number | `0.9` | [0, 1)", "| `kind` | string | `\"moe\"` | `\"moe\"`, `\"routed_moe\"`, `\"mlp\"`",
-                          "| `mesh` | string | `\"dp\"` | `\"dp\"`, `\"experts\"`", "| `blocks` | array of objects | `[]` | at most 128"})
+                          "| `mesh` | string | `\"dp\"` | `\"dp\"`, `\"experts\"`", "| `blocks` | array of blocks | `[]` | at most 128"})
     EXPECT_NE(tables.find(row), std::string::npos) << row << "\n" << tables;
 }
 

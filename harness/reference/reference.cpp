@@ -1,0 +1,68 @@
+// The reference, trained at most once per distinct scenario in a process (a few most recent kept).
+#include "harness/reference/reference.h"
+
+#include "harness/model_builder.h"
+#include "harness/scenario_json.h"
+#include "runtime/train/reference.h"
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <utility>
+
+namespace shardfuzz::harness {
+namespace {
+
+constexpr std::size_t kCached = 8;
+
+// What the reference depends on: the scenario but its name, profile (the reference builds no
+// profile-dependent part) and fault plan (it injects none).
+std::string key_of(const Scenario& sc) {
+  nlohmann::json j = to_json(sc);
+  j.erase("name");
+  j.erase("profile");
+  j.erase("faults");
+  return j.dump();
+}
+
+std::shared_ptr<const Reference> train_reference(const Scenario& sc) {
+  BuildOptions as_reference;
+  as_reference.reference = true;
+  auto model = build_model(sc, as_reference);
+  auto input = [&](int rank, int step, int micro, int forward) { return input_of(sc, rank, step, micro, forward); };
+  // A low-precision model reduces per rank like FSDP does (a bfloat16 gradient summed over the
+  // ranks' batches in autograd would round differently): the policy path with its own dtype.
+  fsdp::MixedPrecisionPolicy policy = sc.mp_policy();
+  if (!policy.param_dtype && sc.compute_dtype() != c10::ScalarType::Float) policy.param_dtype = sc.compute_dtype();
+  train::ReferenceRun run =
+      train::run_reference(*model, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer, policy);
+  auto out = std::make_shared<Reference>();
+  out->losses = std::move(run.losses);
+  for (auto& [fqn, p] : model->named_parameters()) out->parameters[fqn] = p->detach();
+  return out;
+}
+
+std::mutex g_mu;
+std::deque<std::pair<std::string, std::shared_ptr<const Reference>>> g_cache;  // most recent first
+std::atomic<int> g_trained{0};
+
+}  // namespace
+
+std::shared_ptr<const Reference> reference_of(const Scenario& sc) {
+  const std::string key = key_of(sc);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (const auto& [k, ref] : g_cache)
+      if (k == key) return ref;
+  }
+  auto ref = train_reference(sc);  // outside the lock: references of different scenarios may train at once
+  ++g_trained;
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_cache.emplace_front(key, ref);
+  if (g_cache.size() > kCached) g_cache.pop_back();
+  return ref;
+}
+
+int references_trained() { return g_trained.load(); }
+
+}  // namespace shardfuzz::harness

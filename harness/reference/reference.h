@@ -1,0 +1,30 @@
+// The unsharded reference of a scenario, run once per scenario: the same model from the same seed,
+// every rank's batches, the same optimizer on full tensors (runtime/train/reference.h). The native
+// backends attach it to their RunRecord as part of the run, so parity_with_reference judges the
+// record alone; a small cache keyed by what the reference depends on (not the profile, the fault
+// plan or the name) serves blame's flipped profiles and repeated runs without training it again.
+#pragma once
+
+#include "harness/scenario.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardfuzz::harness {
+
+struct Reference {
+  std::vector<std::vector<double>> losses;       // [step][rank]
+  std::map<std::string, at::Tensor> parameters;  // fqn -> the full parameter after the last step
+};
+
+// The scenario's reference, from the cache or trained now (on the CPU). Thread-safe.
+std::shared_ptr<const Reference> reference_of(const Scenario& scenario);
+
+// How many references were trained (not served from the cache) in this process.
+int references_trained();
+
+}  // namespace shardfuzz::harness
