@@ -1,6 +1,8 @@
 // One model per rank thread (harness/rank_run.h), in one ThreadWorld.
 #include "harness/threads_backend.h"
 
+#include "harness/reference/reference.h"
+
 #include "harness/rank_run.h"
 #include "runtime/comm/thread_world.h"
 #include "runtime/compat/torch_compat.h"
@@ -39,6 +41,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   for (const auto& o : outcomes)
     if (!o.ok) failures.push_back({o.rank, o.error, error_kind(o.exception)});
   set_root_failure(run, failures);
+  if (options.reference) attach_reference(sc, run);
   return run;
 }
 

@@ -15,6 +15,9 @@ struct RunOptions {
   std::chrono::milliseconds deadline{3000};
   bool optimizer_step = true;                 // false: forward/backward only (the recorded traces)
   bool record_timeline = true;                // false: no timeline (benchmarks; properties need it)
+  // Attach the scenario's unsharded reference to a completed run (harness/reference: trained once
+  // per scenario and cached), for parity_with_reference to judge. false: parity is skipped.
+  bool reference = true;
   // When the scenario plans a recoverable fault (oom, exception): every rank undoes the failed
   // step and runs it again (train/recovery.h). false: those faults stop the run.
   bool recover = true;

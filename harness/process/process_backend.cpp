@@ -1,4 +1,5 @@
 // The launcher: a pool of rank processes, one case at a time.
+#include "harness/reference/reference.h"
 #include "harness/process/process_backend.h"
 
 #include "harness/process/pool_protocol.h"
@@ -318,6 +319,7 @@ class ProcessBackend final : public Backend {
       pools_.erase(sc.world_size);
       if (joined_) joined_lost_ = run.error;
     }
+    if (options_.run.reference) attach_reference(sc, run);
     return run;
   }
 

@@ -63,6 +63,13 @@ std::shared_ptr<const Reference> reference_of(const Scenario& sc) {
   return ref;
 }
 
+void attach_reference(const Scenario& sc, RunRecord& run) {
+  if (!run.ok() || !run.observed.shard_values) return;
+  for (const FiredFault& f : run.fired_faults)
+    if (sc.faults.at(static_cast<std::size_t>(f.fault)).is_nonfinite()) return;
+  run.reference = reference_of(sc);
+}
+
 int references_trained() { return g_trained.load(); }
 
 }  // namespace shardfuzz::harness

@@ -5,6 +5,7 @@
 // plan or the name) serves blame's flipped profiles and repeated runs without training it again.
 #pragma once
 
+#include "harness/run_record.h"
 #include "harness/scenario.h"
 
 #include <ATen/core/Tensor.h>
@@ -23,6 +24,10 @@ struct Reference {
 
 // The scenario's reference, from the cache or trained now (on the CPU). Thread-safe.
 std::shared_ptr<const Reference> reference_of(const Scenario& scenario);
+
+// Attaches the reference to a run that parity can judge: completed, with the ranks' shard values,
+// and no planned non-finite gradient fired (it changes training; nonfinite_reported judges it).
+void attach_reference(const Scenario& scenario, RunRecord& run);
 
 // How many references were trained (not served from the cache) in this process.
 int references_trained();

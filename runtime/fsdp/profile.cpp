@@ -15,7 +15,7 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-Profile base(const std::string& name, const std::string& full) {
+Profile base_profile(const std::string& name, const std::string& full) {
   Profile p;
   p.name = full;
   p.base = name;
@@ -75,7 +75,7 @@ Profile Profile::named(const std::string& name) {
     op = name[sep];
     begin = sep + 1;
   }
-  Profile p = base(tokens.front().second, name);
+  Profile p = base_profile(tokens.front().second, name);
   for (std::size_t i = 1; i < tokens.size(); ++i) {
     const auto& all = switches();
     auto it = std::find_if(all.begin(), all.end(), [&](const Switch& s) { return tokens[i].second == s.name; });
@@ -85,7 +85,7 @@ Profile Profile::named(const std::string& name) {
       throw std::invalid_argument("profile: unknown switch '" + tokens[i].second + "' in '" + name + "' (known: " +
                                   joined(known) + ")");
     }
-    p.*(it->flag) = tokens[i].first == '+' ? true : base("strict", "strict").*(it->flag);
+    p.*(it->flag) = tokens[i].first == '+' ? true : base_profile("strict", "strict").*(it->flag);
   }
   return p;
 }

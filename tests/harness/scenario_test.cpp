@@ -162,7 +162,7 @@ TEST(ScenarioValidate, Schema) {
 TEST(ScenarioValidate, WorldAndExpertShardSize) {
   expect_rejected([](Scenario& s) { s.world_size = 0; }, "world_size: 0 outside [1, 64]");
   expect_rejected([](Scenario& s) { s.world_size = 65; }, "world_size: 65 outside [1, 64]");
-  expect_rejected([](Scenario& s) { s.expert_shard_size = -1; }, "expert_shard_size: -1 must be >= 0");
+  expect_rejected([](Scenario& s) { s.expert_shard_size = -1; }, "expert_shard_size: -1 outside [0, 64]");
   expect_rejected([](Scenario& s) { s.expert_shard_size = 3; }, "expert_shard_size: 3 does not divide world_size 4");
   expect_rejected([](Scenario& s) { s.expert_shard_size = 8; }, "expert_shard_size: 8 does not divide world_size 4");
   expect_accepted([](Scenario& s) { s.expert_shard_size = 0; });
@@ -333,7 +333,7 @@ TEST(ScenarioValidate, ReshardAfterForwardInt) {
 }
 
 TEST(ScenarioValidate, ShardDim) {
-  expect_rejected([](Scenario& s) { s.fully_shard["out"].shard_dim = -1; }, "fully_shard[\"out\"].shard_dim: -1 must be >= 0");
+  expect_rejected([](Scenario& s) { s.fully_shard["out"].shard_dim = -1; }, "fully_shard[\"out\"].shard_dim: -1 outside [0, 2]");
   expect_rejected([](Scenario& s) { s.fully_shard["layers.0"].shard_dim = 1; },
                   "fully_shard[\"layers.0\"].shard_dim: Shard(1) is only supported on expert modules");
   expect_rejected([](Scenario& s) { s.fully_shard["layers.0.moe.experts"].shard_dim = 3; },
