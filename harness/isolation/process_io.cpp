@@ -1,7 +1,7 @@
 // Pipes and polling for harness/isolation.
 #include "harness/isolation/process_io.h"
 
-#include "harness/resident_set.h"
+#include "harness/subprocess/resident_set.h"
 
 #include <fcntl.h>
 #include <poll.h>

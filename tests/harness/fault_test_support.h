@@ -5,7 +5,7 @@
 
 #include "harness/properties/property.h"
 #include "harness/standard_scenarios.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // One rank's run of a scenario, whichever backend hosts it (a thread of ThreadWorld, or a rank
 // process): its faults, meshes, model, wrapping, steps and records.
-#include "harness/rank_run.h"
+#include "harness/backends/rank_run.h"
 
 #include "harness/model_builder.h"
-#include "harness/resident_set.h"
+#include "harness/subprocess/resident_set.h"
 #include "runtime/comm/faulty_communicator.h"
 #include "runtime/compat/torch_compat.h"
 #include "runtime/comm/thread_world.h"

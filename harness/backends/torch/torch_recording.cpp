@@ -1,5 +1,5 @@
 // Reading the torch worker's rank-R.json documents.
-#include "harness/torch/torch_recording.h"
+#include "harness/backends/torch/torch_recording.h"
 
 #include "harness/scenario.h"
 

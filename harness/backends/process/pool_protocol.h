@@ -8,7 +8,7 @@
 //   <pool>/stopped/<rank>      each rank, as it exits
 #pragma once
 
-#include "harness/threads_backend.h"
+#include "harness/backends/run_options.h"
 
 #include <c10/util/intrusive_ptr.h>
 #include <nlohmann/json.hpp>

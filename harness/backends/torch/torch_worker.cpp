@@ -1,5 +1,5 @@
 // Child process plumbing for the torch worker: fork/exec with pipes, poll() with a deadline.
-#include "harness/torch/torch_worker.h"
+#include "harness/backends/torch/torch_worker.h"
 
 #include <cerrno>
 #include <csignal>

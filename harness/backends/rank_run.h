@@ -2,12 +2,13 @@
 // on each thread of a ThreadWorld, the process backend once in each rank process. It applies the
 // rank's planned faults, builds the meshes and the model on the probe's device, wraps it, trains
 // the steps (recovering from recoverable faults when the run allows it) and fills the rank's
-// RankRecord.
+// RankRecord. It sits in backends/, not threads/: every native backend (threads, process, nccl)
+// runs its ranks through it, and a sibling folder's internals would tie process/ to threads/.
 #pragma once
 
 #include "harness/run_record.h"
 #include "harness/scenario.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/run_options.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/memory/probe.h"
 

@@ -1,5 +1,5 @@
 // /proc/PID/statm's second field, in pages.
-#include "harness/resident_set.h"
+#include "harness/subprocess/resident_set.h"
 
 #include <unistd.h>
 

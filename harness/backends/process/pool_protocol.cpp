@@ -1,5 +1,5 @@
 // Keys, environment and options of the rank-process pool.
-#include "harness/process/pool_protocol.h"
+#include "harness/backends/process/pool_protocol.h"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 

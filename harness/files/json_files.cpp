@@ -1,5 +1,5 @@
 // Folder listing for replays.
-#include "harness/json_files.h"
+#include "harness/files/json_files.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,11 +1,11 @@
 // One scenario on PyTorch FSDP2 through the worker.
-#include "harness/torch/torch_backend.h"
+#include "harness/backends/torch/torch_backend.h"
 
-#include "harness/reproducer.h"
-#include "harness/temp_dir.h"
-#include "harness/torch/embedded_python.h"
-#include "harness/torch/repro_script.h"
-#include "harness/torch/torch_recording.h"
+#include "harness/files/write_file.h"
+#include "harness/files/temp_dir.h"
+#include "harness/backends/torch/embedded_python.h"
+#include "harness/backends/torch/repro_script.h"
+#include "harness/backends/torch/torch_recording.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -14,7 +14,7 @@
 namespace shardfuzz::harness::torch_backend {
 namespace fs = std::filesystem;
 
-TorchBackend::TorchBackend(const BackendOptions& options) : options_(options), dir_("shardfuzz-torch") {
+TorchBackend::TorchBackend(const TorchOptions& options) : options_(options), dir_("shardfuzz-torch") {
   work_ = dir_.path();
   write_file_atomically((work_ / "worker.py").string(), kTorchWorkerText);
   worker_ = std::make_unique<TorchWorker>(options_.python, (work_ / "worker.py").string(), (work_ / "worker.log").string());

@@ -16,7 +16,8 @@
 // "process_died"), not waited for: the pool is killed and the next scenario starts a fresh one.
 #pragma once
 
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
+#include "harness/backends/run_options.h"
 
 #include <chrono>
 #include <memory>

@@ -1,4 +1,4 @@
-// The harness's end of the persistent torch worker (harness/torch/worker.py): one child process,
+// The harness's end of the persistent torch worker (harness/backends/torch/worker.py): one child process,
 // JSON lines over its stdin and stdout, its stderr in a log file. Started on the first request and
 // again after it died or missed a deadline; killed with its rank processes (its own process group)
 // on destruction.

@@ -1,9 +1,9 @@
 // The launcher: a pool of rank processes, one case at a time.
-#include "harness/process/process_backend.h"
+#include "harness/backends/process/process_backend.h"
 
-#include "harness/process/pool_protocol.h"
-#include "harness/process/rank_process.h"
-#include "harness/rank_run.h"
+#include "harness/backends/process/pool_protocol.h"
+#include "harness/backends/process/rank_process.h"
+#include "harness/backends/rank_run.h"
 #include "harness/run_record_json.h"
 #include "harness/scenario_json.h"
 #include "runtime/comm/nccl_world.h"

@@ -1,11 +1,11 @@
 // A rank process of the process backend (`shardfuzz rank-worker`, started by the launcher or by
 // torchrun/srun with their environment, `--join`): it connects to the launcher's TCPStore, then serves
 // cases until told to stop — each case's scenario is checked against the launcher's hash, run as
-// this rank (harness/rank_run.h) over the pool's communicator (StoreWorld, or NCCL on GPUs), and
+// this rank (harness/backends/rank_run.h) over the pool's communicator (StoreWorld, or NCCL on GPUs), and
 // its RankRecord written back.
 #pragma once
 
-#include "harness/process/pool_protocol.h"
+#include "harness/backends/process/pool_protocol.h"
 
 #include <functional>
 

@@ -1,5 +1,5 @@
 // mkdtemp() and nftw().
-#include "harness/temp_dir.h"
+#include "harness/files/temp_dir.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,11 +1,9 @@
-// The threads backend: runs a Scenario on the native runtime with N ranks as threads of one
-// process (ThreadWorld), the embedded default — no GPU, no set-up.
+// RunOptions: how the native runtime runs a scenario, whichever backend hosts its ranks (threads,
+// process, nccl).
 #pragma once
 
-#include "harness/run_record.h"
-#include "harness/scenario.h"
-
 #include <chrono>
+#include <string>
 
 namespace shardfuzz::harness {
 
@@ -18,14 +16,10 @@ struct RunOptions {
   // When the scenario plans a recoverable fault (oom, exception): every rank undoes the failed
   // step and runs it again (train/recovery.h). false: those faults stop the run.
   bool recover = true;
-  // Where rank tensors live: "cpu", or "cuda" / "cuda:N" (world size 1 only: LibTorch runs every
-  // thread's CUDA backward on one engine thread per device, so ranks as threads that meet in
-  // backward collectives would wait on each other forever; docs/gpu-path.md).
+  // Where rank tensors live: "cpu", or "cuda" / "cuda:N" (world size 1 only for ranks as threads:
+  // LibTorch runs every thread's CUDA backward on one engine thread per device, so ranks as threads
+  // that meet in backward collectives would wait on each other forever; docs/gpu-path.md).
   std::string device = "cpu";
 };
-
-// Validates the scenario first (std::invalid_argument naming the field); rank failures are
-// reported in the RunRecord, never thrown.
-RunRecord run_threads(const Scenario& scenario, const RunOptions& options = {});
 
 }  // namespace shardfuzz::harness

@@ -1,5 +1,5 @@
 // The torch export: a Scenario as a self-contained Python program on PyTorch's own fully_shard.
-// The program is the prelude (harness/torch/repro_prelude.py: the model zoo in torch.nn, an FSDP2
+// The program is the prelude (harness/backends/torch/repro_prelude.py: the model zoo in torch.nn, an FSDP2
 // event recorder reading FSDPParamGroup's state, the run loop, the LEAK/PASS verdict) followed by
 // straight-line code for this scenario: the model, checkpoint wrappers, every fully_shard call with
 // its mesh and options, the explicit prefetch lists, and the run plan. Under torch-2.9/2.7 profiles

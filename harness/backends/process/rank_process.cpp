@@ -1,7 +1,7 @@
 // The rank process's loop: wait for a case, run this rank, write the record back.
-#include "harness/process/rank_process.h"
+#include "harness/backends/process/rank_process.h"
 
-#include "harness/rank_run.h"
+#include "harness/backends/rank_run.h"
 #include "harness/run_record_json.h"
 #include "harness/scenario_json.h"
 #include "runtime/comm/nccl_world.h"

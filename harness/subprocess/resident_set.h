@@ -1,5 +1,5 @@
-// A process's resident set in bytes, from /proc/PID/statm: what the isolation watchdog limits and
-// what a soak checks stays flat.
+// A process's resident set in bytes, from /proc/PID/statm: what the isolation watchdog samples in its
+// child (harness/isolation), and what a soak checks stays flat in this process.
 #pragma once
 
 #include <sys/types.h>

@@ -1,7 +1,7 @@
-// One model per rank thread (harness/rank_run.h), in one ThreadWorld.
-#include "harness/threads_backend.h"
+// One model per rank thread (harness/backends/rank_run.h), in one ThreadWorld.
+#include "harness/backends/threads/threads_backend.h"
 
-#include "harness/rank_run.h"
+#include "harness/backends/rank_run.h"
 #include "runtime/comm/thread_world.h"
 #include "runtime/compat/torch_compat.h"
 #include "runtime/memory/counting_allocator.h"
@@ -19,6 +19,25 @@ std::vector<memory::TimelineEvent> RankRecord::events_of_step(int step, const st
 std::string without_backtrace(const std::string& message) {
   return compat::without_backtrace(message);
 }
+
+namespace {
+
+class ThreadsBackend : public Backend {
+ public:
+  explicit ThreadsBackend(const RunOptions& options) : options_(options) {}
+  std::string name() const override { return "threads"; }
+  RunRecord run(const Scenario& scenario) override { return run_threads(scenario, options_); }
+  bool is_embedded_default() const override {
+    const RunOptions d;
+    return options_.deadline == d.deadline && options_.optimizer_step == d.optimizer_step &&
+           options_.record_timeline == d.record_timeline && options_.recover == d.recover && options_.device == d.device;
+  }
+
+ private:
+  RunOptions options_;
+};
+
+}  // namespace
 
 RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   sc.validate();
@@ -40,6 +59,13 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
     if (!o.ok) failures.push_back({o.rank, o.error, error_kind(o.exception)});
   set_root_failure(run, failures);
   return run;
+}
+
+std::unique_ptr<Backend> make_threads_backend(const RunOptions& options) { return std::make_unique<ThreadsBackend>(options); }
+
+Backend& threads_backend() {
+  static ThreadsBackend backend{RunOptions{}};
+  return backend;
 }
 
 }  // namespace shardfuzz::harness
