@@ -6,15 +6,14 @@
 #include "harness/backends/rank_run.h"
 #include "harness/run_record_json.h"
 #include "harness/scenario_json.h"
+#include "harness/subprocess/child.h"
+#include "harness/subprocess/exit_status.h"
 #include "runtime/comm/nccl_world.h"
 #include "runtime/comm/store_world.h"
 #include "runtime/memory/device_memory.h"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,10 +43,11 @@ int64_t wall_clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// "signal 6 (Aborted)", "exit code 3": how docs/cli.md quotes a rank process's death.
 std::string exit_description(int status) {
-  if (WIFSIGNALED(status))
-    return "signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
-  return "exit code " + std::to_string(WEXITSTATUS(status));
+  const auto how = subprocess::ExitStatus::from_wait(status);
+  if (how.signalled()) return "signal " + std::to_string(how.signal) + " (" + strsignal(how.signal) + ")";
+  return "exit code " + std::to_string(how.code);
 }
 
 // The rank processes of one world size, and the store they rendezvous through.
@@ -80,16 +80,11 @@ class RankPool {
     } catch (const std::exception&) {
     }
     const auto until = Clock::now() + std::chrono::seconds(2);
-    for (pid_t pid : pids_) {
-      if (pid <= 0) continue;
-      int status = 0;
-      while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (Clock::now() > until) {
-          kill(pid, SIGKILL);
-          waitpid(pid, &status, 0);
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    for (subprocess::Child& rank : ranks_) {
+      if (!rank.running()) continue;
+      if (!rank.wait_exit(std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()))) {
+        rank.kill();
+        rank.reap();
       }
     }
     if (rank0_.joinable()) rank0_.join();  // it sees the stop key within 5 ms (or is already out)
@@ -127,12 +122,45 @@ class RankPool {
     run.deadline_ms = static_cast<int>(options.deadline.count());
     run.recovery = recovery;
     run.ranks.resize(static_cast<std::size_t>(world_));
-    std::vector<RankFailure> failures;
+    Case c{sc, options, limit, k, {}, {}, Clock::now(), {}, Clock::time_point::max()};
+    for (int r = 0; r < world_; ++r) c.keys.push_back(record_key(pool_, k, r));
+    await_records(c, run);
+    run.seconds = std::chrono::duration<double>(Clock::now() - c.t0).count();
+    collect_records(c, run);
+    store_->deleteKey(case_key(pool_, k));
+    std::sort(run.fired_faults.begin(), run.fired_faults.end(),
+              [](const FiredFault& a, const FiredFault& b) { return a.at_seconds < b.at_seconds; });
+    set_root_failure(run, c.failures);
+    return run;
+  }
+
+ private:
+  // One case in flight: its record keys, the ranks that died, what failed, and how long the
+  // launcher still waits.
+  struct Case {
+    const Scenario& sc;
+    const RunOptions& options;
+    std::chrono::seconds limit;
+    int64_t k;
     std::vector<std::string> keys;
-    for (int r = 0; r < world_; ++r) keys.push_back(record_key(pool_, k, r));
-    const auto t0 = Clock::now();
+    std::vector<RankFailure> failures;
+    Clock::time_point t0;
     std::vector<int> dead;
-    auto patience = Clock::time_point::max();  // after a death: how long its peers may take to notice
+    Clock::time_point patience;  // after a death: how long its peers may take to notice
+  };
+
+  // Until every live rank has written its record, the case limit passes, or (after a death) its
+  // peers had their deadline to notice.
+  void await_records(Case& c, RunRecord& run) {
+    const auto& options = c.options;
+    const auto& sc = c.sc;
+    const int64_t k = c.k;
+    const auto& keys = c.keys;
+    const auto t0 = c.t0;
+    const auto& limit = c.limit;
+    auto& dead = c.dead;
+    auto& failures = c.failures;
+    auto& patience = c.patience;
     for (auto pause = std::chrono::microseconds(50);; pause = std::min(pause * 2, std::chrono::microseconds(5000))) {
       std::vector<std::string> awaited;
       for (int r = 0; r < world_; ++r)
@@ -159,7 +187,15 @@ class RankPool {
       }
       std::this_thread::sleep_for(pause);
     }
-    run.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
+  // Each rank's record into `run`; a rank without one is a failure when it is stuck after a death
+  // or lost to a joined launch.
+  void collect_records(Case& c, RunRecord& run) {
+    const auto& options = c.options;
+    const auto& keys = c.keys;
+    const auto& dead = c.dead;
+    auto& failures = c.failures;
     for (int r = 0; r < world_; ++r) {
       run.ranks[static_cast<std::size_t>(r)].rank = r;
       if (!store_->check({keys[static_cast<std::size_t>(r)]})) {
@@ -168,7 +204,7 @@ class RankPool {
           failures.push_back({r, "no record: still running " + std::to_string(options.deadline.count() + 2000) +
                                      " ms after rank " + std::to_string(dead.front()) + " died",
                               "deadline"});
-        } else if (joined_ && Clock::now() > patience) {
+        } else if (joined_ && Clock::now() > c.patience) {
           broken_ = true;  // not this process's child: gone, or stuck, and either way lost to the launch
           failures.push_back({r, "no record " + std::to_string(options.deadline.count() + 2000) +
                                      " ms after rank 0's: its process is gone or stuck (an external launch's "
@@ -186,16 +222,10 @@ class RankPool {
       if (const auto error = reply.at("error").get<std::string>(); !error.empty())
         failures.push_back({r, error, reply.at("error_kind").get<std::string>()});
     }
-    store_->deleteKey(case_key(pool_, k));
-    std::sort(run.fired_faults.begin(), run.fired_faults.end(),
-              [](const FiredFault& a, const FiredFault& b) { return a.at_seconds < b.at_seconds; });
-    set_root_failure(run, failures);
-    return run;
   }
 
- private:
   void spawn(const std::string& worker, const std::string& comm, int rank) {
-    // Everything the child needs is built before fork: after it, only exec.
+    // Its environment: this one without torchrun's variables and ours, then this rank's.
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
       const std::string kv = *e;
@@ -212,34 +242,23 @@ class RankPool {
     env.push_back("MASTER_PORT=" + std::to_string(store_->getPort()));
     env.push_back("SHARDFUZZ_POOL=" + pool_);
     env.push_back("SHARDFUZZ_COMM=" + comm);
-    std::vector<char*> envp;
-    for (auto& kv : env) envp.push_back(kv.data());
-    envp.push_back(nullptr);
-    std::string exe = worker, verb = "rank-worker";
-    char* argv[] = {exe.data(), verb.data(), nullptr};
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error(std::string("fork of rank process failed: ") + std::strerror(errno));
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // a launcher that dies takes its ranks with it
-      if (getppid() != parent) _exit(127);
-      dup2(2, 1);  // the launcher's stdout is for its own report
-      execve(exe.c_str(), argv, envp.data());
-      _exit(127);
-    }
-    pids_.push_back(pid);
+    subprocess::SpawnOptions options;
+    options.who = "rank process";
+    options.own_group = false;
+    options.die_with_parent = true;   // a launcher that dies takes its ranks with it
+    options.stdout_to_stderr = true;  // the launcher's stdout is for its own report
+    subprocess::Command command{{worker, "rank-worker"}, std::move(env), /*search_path=*/false,
+                                /*report_exec_failure=*/false};
+    ranks_.push_back(subprocess::spawn(options, command));
   }
 
   // A rank process that has exited (its rank and how), or rank -1 while all live.
   std::pair<int, std::string> reap_dead() {
-    for (int r = 0; r < static_cast<int>(pids_.size()); ++r) {
-      pid_t& pid = pids_[static_cast<std::size_t>(r)];
-      if (pid <= 0) continue;
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) != pid) continue;
-      pid = -1;
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      const std::optional<int> status = ranks_[static_cast<std::size_t>(r)].try_reap();
+      if (!status) continue;
       broken_ = true;
-      return {r, "process died: " + exit_description(status)};
+      return {r, "process died: " + exit_description(*status)};
     }
     return {-1, ""};
   }
@@ -258,7 +277,7 @@ class RankPool {
   int world_;
   std::string pool_;
   c10::intrusive_ptr<c10d::TCPStore> store_;
-  std::vector<pid_t> pids_;
+  std::vector<subprocess::Child> ranks_;  // the rank processes it started (none when joined)
   bool joined_ = false;
   std::thread rank0_;  // joined: this process's own rank
   int64_t next_case_ = 0;

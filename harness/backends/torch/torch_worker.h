@@ -1,15 +1,16 @@
-// The harness's end of the persistent torch worker (harness/backends/torch/worker.py): one child process,
-// JSON lines over its stdin and stdout, its stderr in a log file. Started on the first request and
-// again after it died or missed a deadline; killed with its rank processes (its own process group)
-// on destruction.
+// The harness's end of the persistent torch worker (harness/backends/torch/worker.py): one child
+// process, JSON lines over its stdin and stdout, its stderr in a log file. Started on the first
+// request and again after it died or missed a deadline; killed with its rank processes (its own
+// process group) on destruction.
 #pragma once
+
+#include "harness/subprocess/child.h"
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <stdexcept>
 #include <string>
-#include <sys/types.h>
 
 namespace shardfuzz::harness::torch_backend {
 
@@ -32,7 +33,7 @@ class TorchWorker {
   // worker exits.
   nlohmann::json request(const nlohmann::json& request, std::chrono::milliseconds timeout);
 
-  bool running() const { return pid_ > 0; }
+  bool running() const { return child_.running(); }
   // The last `lines` lines of the worker's log (its stderr and the ranks').
   std::string log_tail(int lines = 12) const;
 
@@ -41,11 +42,11 @@ class TorchWorker {
   // Waits up to `grace` for the worker to exit on its own, then kills its process group; says how
   // it ended.
   std::string stop(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
+  // stop()s it and throws WorkerFailure("crash") naming how it ended.
+  [[noreturn]] void crashed(std::chrono::milliseconds grace);
 
   std::string python_, script_, log_;
-  pid_t pid_ = -1;
-  int to_worker_ = -1;
-  int from_worker_ = -1;
+  subprocess::Child child_;
   std::string pending_;  // bytes read past the last reply line
 };
 
