@@ -196,9 +196,31 @@ RecoveryRecord recovery_record(train::StepFailure&& failure, int64_t baseline_by
   return r;
 }
 
-}  // namespace
-
-namespace {
+// Every parameter's local shard as the rank ends with it (copied to the CPU), for the run's
+// properties and the reference.
+std::vector<ShardRecord> shard_records(fsdp::RankRuntime& rt, nn::Model& model, const Scenario& sc) {
+  std::vector<ShardRecord> shards;
+  for (fsdp::ParamGroup* g : rt.groups())
+    for (auto& p : g->params()) {
+      ShardRecord shard;
+      shard.group = g->name();
+      shard.fqn = p.fqn();
+      shard.shard_rank = g->mesh().shard->rank();
+      shard.shard_size = g->mesh().shard->size();
+      shard.shard_dim = p.shard_dim();
+      shard.local = p.local_shard().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+      shard.padded_bytes = p.padded_sharded_numel() * p.element_size();
+      shard.unsharded_bytes = p.unsharded_padded_numel() * p.unsharded_element_size();
+      shard.requires_grad = p.requires_grad();
+      const std::string owner = p.fqn().substr(0, p.fqn().rfind('.'));
+      if (auto* ex = dynamic_cast<nn::RoutedExperts*>(model.find(owner)); ex && sc.expert_parallel) {
+        shard.full_begin = ex->first_local_expert();
+        shard.full_rows = ex->num_local_experts();
+      }
+      shards.push_back(std::move(shard));
+    }
+  return shards;
+}
 
 }  // namespace
 
@@ -282,25 +304,7 @@ void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communica
       }
       rec.training_peak_bytes = probe.bytes(rank).peak - peak_origin;
       memory::AllocationRankGuard untagged(-1);  // the records are the harness's, not the rank's
-      for (fsdp::ParamGroup* g : rt.groups())
-        for (auto& p : g->params()) {
-          ShardRecord shard;
-          shard.group = g->name();
-          shard.fqn = p.fqn();
-          shard.shard_rank = g->mesh().shard->rank();
-          shard.shard_size = g->mesh().shard->size();
-          shard.shard_dim = p.shard_dim();
-          shard.local = p.local_shard().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
-          shard.padded_bytes = p.padded_sharded_numel() * p.element_size();
-          shard.unsharded_bytes = p.unsharded_padded_numel() * p.unsharded_element_size();
-          shard.requires_grad = p.requires_grad();
-          const std::string owner = p.fqn().substr(0, p.fqn().rfind('.'));
-          if (auto* ex = dynamic_cast<nn::RoutedExperts*>(model->find(owner)); ex && sc.expert_parallel) {
-            shard.full_begin = ex->first_local_expert();
-            shard.full_rows = ex->num_local_experts();
-          }
-          rec.shards.push_back(std::move(shard));
-        }
+      rec.shards = shard_records(rt, *model, sc);
     }
     rt.set_step(sc.steps);
     rt.record("teardown", "", {}, "train");

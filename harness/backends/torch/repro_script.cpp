@@ -65,11 +65,10 @@ std::string python_module_expr(const std::string& path) {
   return out;
 }
 
-std::string torch_repro_script(const Scenario& sc, const std::string& note) {
-  sc.validate();
-  if (!sc.faults.empty())
-    throw std::invalid_argument("faults: the torch export does not inject faults (the threads backend does)");
-  std::ostringstream py;
+namespace {
+
+// The program's docstring (without its closing quotes): what it reproduces and how to run it.
+void write_docstring(std::ostream& py, const Scenario& sc, const std::string& note) {
   py << "#!/usr/bin/env python3\n"
      << "\"\"\"shardfuzz reproducer '" << sc.name << "' on PyTorch FSDP2 (profile " << sc.profile << ").\n\n"
      << "Run: python3 repro.py [--world N] [--cpu] [--json OUT]; world > 1 spawns one process per rank\n"
@@ -83,6 +82,45 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   if (sc.profile.rfind("strict", 0) == 0)
     py << "\nProfile strict is shardfuzz's corrected scheduler; here torch runs as installed.\n";
   if (!note.empty()) py << "\n" << note << "\n";
+}
+
+// The checkpoint wrappers, fully_shard (children before parents) and the explicit prefetches.
+void write_wrapping(std::ostream& py, const Scenario& sc) {
+  // torchtitan's order: the checkpoint wrapper first, fully_shard on the wrapper.
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
+    if (sc.blocks[i].ac != ac::CheckpointMode::None && !sc.blocks[i].ac_wraps_hooks)
+      py << "    model.layers[" << i << "] = checkpointed(model.layers[" << i << "], " << py_str(ac::to_string(sc.blocks[i].ac))
+         << ")\n";
+  std::vector<std::string> order = sc.module_paths();
+  std::reverse(order.begin(), order.end());  // children before parents
+  for (const std::string& path : order) {
+    auto it = sc.fully_shard.find(path);
+    if (it == sc.fully_shard.end()) continue;
+    py << "    fully_shard(" << python_module_expr(path) << ", " << shard_args(sc, it->second) << ")\n";
+  }
+  // HF's order: the checkpoint region around the FSDP-wrapped block.
+  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
+    if (sc.blocks[i].ac != ac::CheckpointMode::None && sc.blocks[i].ac_wraps_hooks)
+      py << "    model.layers[" << i << "] = checkpointed(model.layers[" << i << "], " << py_str(ac::to_string(sc.blocks[i].ac))
+         << ")\n";
+  for (const auto& [path, spec] : sc.fully_shard) {
+    if (spec.forward_prefetch)
+      py << "    fsdp(" << python_module_expr(path) << ").set_modules_to_forward_prefetch("
+         << prefetch_list(*spec.forward_prefetch, path) << ")\n";
+    if (spec.backward_prefetch)
+      py << "    fsdp(" << python_module_expr(path) << ").set_modules_to_backward_prefetch("
+         << prefetch_list(*spec.backward_prefetch, path) << ")\n";
+  }
+}
+
+}  // namespace
+
+std::string torch_repro_script(const Scenario& sc, const std::string& note) {
+  sc.validate();
+  if (!sc.faults.empty())
+    throw std::invalid_argument("faults: the torch export does not inject faults (the threads backend does)");
+  std::ostringstream py;
+  write_docstring(py, sc, note);
   py << "\"\"\"\n" << kReproPreludeText << "\n\n# --- this scenario ---------------------------------------------------------------------\n"
      << "def build(device, world):\n"
      << "    torch.manual_seed(" << (sc.seed % 2147483647ULL) << ")\n"
@@ -119,31 +157,7 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   }
   if (sc.dtype != "float32") py << "    model.to(" << py_dtype(scalar_type_of(sc.dtype)) << ")\n";
   if (sc.mixed_precision && sc.mixed_precision->upcast_trainable) py << "    upcast_trainable(model)\n";
-  // torchtitan's order: the checkpoint wrapper first, fully_shard on the wrapper.
-  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
-    if (sc.blocks[i].ac != ac::CheckpointMode::None && !sc.blocks[i].ac_wraps_hooks)
-      py << "    model.layers[" << i << "] = checkpointed(model.layers[" << i << "], " << py_str(ac::to_string(sc.blocks[i].ac))
-         << ")\n";
-  std::vector<std::string> order = sc.module_paths();
-  std::reverse(order.begin(), order.end());  // children before parents
-  for (const std::string& path : order) {
-    auto it = sc.fully_shard.find(path);
-    if (it == sc.fully_shard.end()) continue;
-    py << "    fully_shard(" << python_module_expr(path) << ", " << shard_args(sc, it->second) << ")\n";
-  }
-  // HF's order: the checkpoint region around the FSDP-wrapped block.
-  for (std::size_t i = 0; i < sc.blocks.size(); ++i)
-    if (sc.blocks[i].ac != ac::CheckpointMode::None && sc.blocks[i].ac_wraps_hooks)
-      py << "    model.layers[" << i << "] = checkpointed(model.layers[" << i << "], " << py_str(ac::to_string(sc.blocks[i].ac))
-         << ")\n";
-  for (const auto& [path, spec] : sc.fully_shard) {
-    if (spec.forward_prefetch)
-      py << "    fsdp(" << python_module_expr(path) << ").set_modules_to_forward_prefetch("
-         << prefetch_list(*spec.forward_prefetch, path) << ")\n";
-    if (spec.backward_prefetch)
-      py << "    fsdp(" << python_module_expr(path) << ").set_modules_to_backward_prefetch("
-         << prefetch_list(*spec.backward_prefetch, path) << ")\n";
-  }
+  write_wrapping(py, sc);
   py << "    return model\n\n\n"
      << "# The scenario as shardfuzz reads it (shardfuzz run / conform take it back from --json output).\n"
      << "SCENARIO_JSON = " << py_str(to_json(sc).dump()) << "\n\n"
