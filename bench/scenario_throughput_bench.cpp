@@ -2,10 +2,10 @@
 // nested experts, non-reentrant AC, wrapped head, 32 tokens, world 4, 2 SGD steps) on the threads
 // backend — the run alone, and the run plus every property (what one fuzz case costs).
 #include "fuzz/case_runner.h"
-#include "harness/process/process_backend.h"
+#include "harness/backends/process/process_backend.h"
 #include "harness/properties/property.h"
 #include "harness/standard_scenarios.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "runtime/memory/device_memory.h"
 
 #include <benchmark/benchmark.h>
@@ -60,7 +60,7 @@ BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime();
 // Side by side with BM_StandardSmallCase in one run: the isolation's cost.
 void BM_StandardSmallCaseIsolated(benchmark::State& state) {
   const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
-  fuzz::CaseRunner runner(nullptr, harness::isolation::Limits{});
+  fuzz::CaseRunner runner(harness::threads_backend(), harness::isolation::Limits{});
   runner.check(sc);  // starts the worker
   for (auto _ : state) {
     const fuzz::CaseCheck check = runner.check(sc);

@@ -2,7 +2,7 @@
 // 1-5, one run each): manual time = campaign start to the written reproducer; counters: cases run
 // before the finding and scenario executions shrinking took.
 #include "fuzz/campaign.h"
-#include "harness/temp_dir.h"
+#include "harness/files/temp_dir.h"
 
 #include <benchmark/benchmark.h>
 

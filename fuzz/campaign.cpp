@@ -5,8 +5,9 @@
 #include "harness/isolation/child_process.h"
 #include "harness/properties/property.h"
 #include "harness/report/html_report.h"
+#include "harness/files/write_file.h"
 #include "harness/reproducer.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "harness/zoo/blame.h"
 #include "runtime/fsdp/profile.h"
 
@@ -55,7 +56,7 @@ bool blamed_on(const std::vector<harness::zoo::Blame>& blames, const std::string
 }  // namespace
 
 std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message,
-                                                  harness::Backend* backend) {
+                                                  harness::Backend& backend) {
   CaseRunner runner(backend, std::nullopt);
   CaseCheck c = runner.check(scenario);
   if (message) *message = c.message;
@@ -108,11 +109,11 @@ namespace {
 // The finding's HTML report beside its reproducer (same name, .html), from one more run of the
 // minimal scenario: in a child when the campaign is isolated (the run may be what kills a
 // process). Returns its path, or "" after saying why there is none.
-std::string write_finding_report(const Finding& f, harness::Backend* backend,
+std::string write_finding_report(const Finding& f, harness::Backend& backend,
                                  const std::optional<harness::isolation::Limits>& isolation, std::ostream& out) {
   const std::string path = f.path.substr(0, f.path.rfind(".json")) + ".html";
   const auto write = [&]() -> std::string {
-    const harness::RunRecord run = backend ? backend->run(f.minimal) : harness::run_threads(f.minimal);
+    const harness::RunRecord run = backend.run(f.minimal);
     const auto verdicts = harness::check_properties(f.minimal, run);
     harness::write_file_atomically(path, harness::html_report(f.minimal, run, verdicts, "shardfuzz run " + f.path));
     // On a GPU: each rank's allocator snapshot at its last step's end or where it failed.
@@ -124,7 +125,7 @@ std::string write_finding_report(const Finding& f, harness::Backend* backend,
     return "written";
   };
   try {
-    if (isolation && (!backend || backend->name() == "threads")) {
+    if (isolation && backend.name() == "threads") {
       const harness::isolation::ChildOutcome o = harness::isolation::run_in_child(write, *isolation);
       if (!o.returned()) {
         out << "fuzz: no HTML report: its run's process " << o.describe(*isolation) << "\n";
@@ -144,9 +145,9 @@ std::string write_finding_report(const Finding& f, harness::Backend* backend,
 
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
   CampaignResult result;
-  harness::Backend* backend = options.backend.get();
+  harness::Backend& backend = *options.backend;
   CaseRunner runner(backend, options.isolation);
-  CampaignState state = options.resume ? *options.resume : initial_state(options, backend ? backend->name() : "threads");
+  CampaignState state = options.resume ? *options.resume : initial_state(options, backend.name());
   if (options.resume) {
     ++state.sessions;
     const int stale = remove_stale_temporaries(options.out_dir);
@@ -235,9 +236,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     const auto blames = minimal_check.property ? runner.blame(f.minimal, &minimal_check) : std::vector<harness::zoo::Blame>{};
     f.blamed = harness::zoo::describe(blames);
     f.zoo = blames.empty() ? "unattributed" : blames.front().row;
-    if (backend && blames.empty() && runner.verdict_under(f.minimal, f.minimal.profile.name) == "pass")
+    if (!backend.is_embedded_default() && blames.empty() && runner.verdict_under(f.minimal, f.minimal.profile.name) == "pass")
       f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile.name +
-                 " — a divergence between " + backend->name() + " and the native runtime";
+                 " — a divergence between " + backend.name() + " and the native runtime";
     f.seconds_to_find = found_at;
     f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
                               options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed)

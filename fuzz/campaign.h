@@ -9,7 +9,8 @@
 #include "fuzz/case_runner.h"
 #include "fuzz/gen/gen_config.h"
 #include "fuzz/shrink.h"
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "harness/scenario.h"
 
 #include <cstdint>
@@ -24,9 +25,9 @@ namespace shardfuzz::fuzz {
 // the part a resume reads back.
 struct CampaignOptions : CampaignPlan {
   std::string out_dir = "findings";
-  // What runs each case (nullptr: the threads backend). Blame always runs the native runtime: a
-  // finding on torch that no native profile reproduces is unattributed (a divergence to explain).
-  std::shared_ptr<harness::Backend> backend;
+  // What runs each case. Blame always runs the native runtime: a finding on torch that no native
+  // profile reproduces is unattributed (a divergence to explain).
+  std::shared_ptr<harness::Backend> backend = harness::make_threads_backend();
   // Continue this saved campaign (its plan replaces the one above).
   std::optional<CampaignState> resume;
 };
@@ -58,10 +59,9 @@ struct CampaignResult {
 uint64_t case_seed(uint64_t campaign_seed, int k);
 int case_size(int k);
 
-// The first failing property's name, or nullopt (the predicate shrinking preserves), on `backend`
-// (nullptr: the threads backend).
+// The first failing property's name, or nullopt (the predicate shrinking preserves), on `backend`.
 std::optional<std::string> first_failing_property(const harness::Scenario& scenario, std::string* message = nullptr,
-                                                  harness::Backend* backend = nullptr);
+                                                  harness::Backend& backend = harness::threads_backend());
 
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out);
 

@@ -1,6 +1,7 @@
 // .campaign.json: schema "shardfuzz-campaign/1".
 #include "fuzz/campaign_state.h"
 
+#include "harness/files/write_file.h"
 #include "harness/reproducer.h"
 
 #include <nlohmann/json.hpp>
@@ -124,7 +125,7 @@ CampaignState load_campaign_state(const std::string& dir) {
 }
 
 int remove_stale_temporaries(const std::string& dir) {
-  // POSIX, not std::filesystem (harness/temp_dir.h says why).
+  // POSIX, not std::filesystem (harness/files/temp_dir.h says why).
   int removed = 0;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return 0;

@@ -5,22 +5,22 @@
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
 #include "harness/scenario_json.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 namespace shardfuzz::fuzz {
 namespace {
 
 using nlohmann::json;
 
-CaseCheck check_here(const harness::Scenario& scenario, harness::Backend* backend) {
+CaseCheck check_here(const harness::Scenario& scenario, harness::Backend& backend) {
   CaseCheck c;
-  harness::RunRecord run = backend ? backend->run(scenario) : harness::run_threads(scenario);
+  harness::RunRecord run = backend.run(scenario);
   const auto verdicts = harness::check_properties(scenario, run);
   if (const harness::Verdict* f = harness::first_failure(verdicts)) {
     c.property = f->property;
     c.message = f->message;
   }
-  if (!backend) c.run = std::move(run);
+  if (backend.is_embedded_default()) c.run = std::move(run);
   return c;
 }
 
@@ -30,7 +30,7 @@ std::string serve(const std::string& text) {
   const std::string op = request.at("op").get<std::string>();
   const harness::Scenario scenario = harness::scenario_from_json(request.at("scenario"));
   if (op == "check") {
-    const CaseCheck c = check_here(scenario, nullptr);
+    const CaseCheck c = check_here(scenario, harness::threads_backend());
     return json{{"property", c.property ? *c.property : ""}, {"message", c.message}}.dump();
   }
   if (op == "blame") {
@@ -45,8 +45,8 @@ std::string serve(const std::string& text) {
 
 }  // namespace
 
-CaseRunner::CaseRunner(harness::Backend* backend, std::optional<harness::isolation::Limits> isolation)
-    : backend_(backend), isolation_(backend ? std::nullopt : isolation) {
+CaseRunner::CaseRunner(harness::Backend& backend, std::optional<harness::isolation::Limits> isolation)
+    : backend_(backend), isolation_(backend.is_embedded_default() ? isolation : std::nullopt) {
   if (isolation_) worker_ = std::make_unique<harness::isolation::WorkerProcess>(&serve);
 }
 

@@ -6,7 +6,7 @@
 // process never runs the runtime (and stays single-threaded, as fork needs).
 #pragma once
 
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
 #include "harness/properties/property.h"
 #include "harness/isolation/worker_process.h"
 #include "harness/run_record.h"
@@ -35,9 +35,9 @@ struct CaseCheck {
 
 class CaseRunner {
  public:
-  // `backend` nullptr: the threads backend. `isolation` applies to native runs only (the torch
-  // backend already runs each case in its own worker processes).
-  CaseRunner(harness::Backend* backend, std::optional<harness::isolation::Limits> isolation);
+  // `isolation` applies to the embedded default only (Backend::is_embedded_default: the torch and
+  // process backends already run each case in processes of their own). `backend` must outlive it.
+  CaseRunner(harness::Backend& backend, std::optional<harness::isolation::Limits> isolation);
 
   bool isolated() const { return isolation_.has_value(); }
   int workers_started() const { return worker_ ? worker_->starts() : 0; }
@@ -51,7 +51,7 @@ class CaseRunner {
   // Runs `request` in the worker: the reply, or nullopt with `why` when the worker died on it.
   std::optional<std::string> in_worker(const nlohmann::json& request, std::string* why);
 
-  harness::Backend* backend_;
+  harness::Backend& backend_;
   std::optional<harness::isolation::Limits> isolation_;
   std::unique_ptr<harness::isolation::WorkerProcess> worker_;
 };

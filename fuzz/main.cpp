@@ -8,7 +8,7 @@
 #include "fuzz/cli/shrink_command.h"
 #include "fuzz/cli/replay_command.h"
 #include "fuzz/cli/run_command.h"
-#include "harness/process/rank_process.h"
+#include "harness/backends/process/rank_process.h"
 #include "runtime/comm/blas_threads.h"
 
 #include <CLI/App.hpp>

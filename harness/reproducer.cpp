@@ -2,10 +2,10 @@
 #include "harness/reproducer.h"
 
 #include "harness/isolation/child_process.h"
-#include "harness/json_files.h"
+#include "harness/files/json_files.h"
 #include "harness/properties/property.h"
 #include "harness/scenario_json.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <algorithm>
 #include <chrono>
@@ -105,33 +105,18 @@ Scenario load_scenario_or_reproducer(const std::string& path) {
   return parse_scenario(text);
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("short write to " + tmp.string());
-  }
-  fs::rename(tmp, target);
-}
-
 namespace {
 
-std::vector<Verdict> verdicts_under(const Scenario& scenario, const std::string& profile, Backend* backend) {
+std::vector<Verdict> verdicts_under(const Scenario& scenario, const std::string& profile, Backend& backend) {
   Scenario sc = scenario;
   sc.profile = fsdp::Profile::named(profile);
-  const RunRecord run = backend ? backend->run(sc) : run_threads(sc);
+  const RunRecord run = backend.run(sc);
   return check_properties(sc, run);
 }
 
 }  // namespace
 
-std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message, Backend* backend) {
+std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message, Backend& backend) {
   const auto verdicts = verdicts_under(scenario, profile, backend);
   const Verdict* f = first_failure(verdicts);
   if (message) *message = f ? f->message : "";
@@ -146,10 +131,10 @@ bool expects_process_death(const Reproducer& r) {
 
 }  // namespace
 
-std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::string& file, Backend* backend) {
+std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::string& file, Backend& backend) {
   std::vector<ReplayResult> out;
   for (const auto& [profile, expected] : r.expected) {
-    if (backend && !backend->runs_profile(profile)) continue;
+    if (!backend.runs_profile(profile)) continue;
     const auto t0 = std::chrono::steady_clock::now();
     const auto done = [&](ReplayResult&& res) {
       res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -159,7 +144,7 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
     res.file = file;
     res.profile = profile;
     res.expected = expected;
-    if (!backend && expects_process_death(r)) {  // its process dies by design: replay it in a child
+    if (backend.is_embedded_default() && expects_process_death(r)) {  // its process dies by design: replay it in a child
       if (isolation::thread_count() > 1) {
         res.skipped = true;
         res.actual = "not run";
@@ -178,10 +163,10 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
     try {
       verdicts = verdicts_under(r.scenario, profile, backend);
     } catch (const std::invalid_argument& e) {  // a scenario this backend cannot express
-      if (!backend) throw;
+      if (backend.is_embedded_default()) throw;
       res.skipped = true;
       res.actual = "not run";
-      res.message = "the " + backend->name() + " backend cannot run it: " + e.what();
+      res.message = "the " + backend.name() + " backend cannot run it: " + e.what();
       done(std::move(res));
       continue;
     }
@@ -191,14 +176,14 @@ std::vector<ReplayResult> replay_reproducer(const Reproducer& r, const std::stri
     for (const Verdict& v : verdicts)
       if (v.property == expected && v.skipped && res.actual != expected) {
         res.skipped = true;
-        res.message = "not observable on the " + backend->name() + " backend: " + v.message;
+        res.message = "not observable on the " + backend.name() + " backend: " + v.message;
       }
     done(std::move(res));
   }
   return out;
 }
 
-std::vector<ReplayResult> replay_dir(const std::string& dir, Backend* backend) {
+std::vector<ReplayResult> replay_dir(const std::string& dir, Backend& backend) {
   // Each file loaded once; the reproducers whose process dies go first, while this process is
   // single-threaded and can fork them (harness/isolation/child_outcome.h); then the rest here.
   struct Loaded {

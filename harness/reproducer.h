@@ -4,7 +4,9 @@
 // and `shardfuzz replay DIR`.
 #pragma once
 
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
+#include "harness/backends/threads/threads_backend.h"
+#include "harness/files/write_file.h"  // reproducers are written with write_file_atomically
 #include "harness/scenario.h"
 
 #include <nlohmann/json.hpp>
@@ -31,13 +33,10 @@ Reproducer load_reproducer(const std::string& path);
 // A file holding either a reproducer or a bare scenario.
 Scenario load_scenario_or_reproducer(const std::string& path);
 
-// Writes `text` to `path` through a temporary file in the same folder and a rename.
-void write_file_atomically(const std::string& path, const std::string& text);
-
-// Runs the scenario under `profile` on `backend` (nullptr: the threads backend) and returns the
-// first failing property's name, or "pass"; `message` receives the failure message.
+// Runs the scenario under `profile` on `backend` and returns the first failing property's name,
+// or "pass"; `message` receives the failure message.
 std::string verdict_under(const Scenario& scenario, const std::string& profile, std::string* message = nullptr,
-                          Backend* backend = nullptr);
+                          Backend& backend = threads_backend());
 
 struct ReplayResult {
   std::string file;
@@ -49,12 +48,13 @@ struct ReplayResult {
   double seconds = 0;    // the replay's wall clock
   bool ok() const { return skipped || expected == actual; }
 };
-// Every profile the reproducer lists that `backend` runs (nullptr: the threads backend, all of
-// them). A verdict whose property the backend could not observe, or a scenario it cannot express,
+// Every profile the reproducer lists that `backend` runs (the threads backend: all of them); on
+// the embedded default, a reproducer whose process dies by design is replayed in a forked child.
+// A verdict whose property the backend could not observe, or a scenario it cannot express,
 // is a skipped result saying why.
 std::vector<ReplayResult> replay_reproducer(const Reproducer& reproducer, const std::string& file,
-                                            Backend* backend = nullptr);
+                                            Backend& backend = threads_backend());
 // Every *.json in `dir`, sorted.
-std::vector<ReplayResult> replay_dir(const std::string& dir, Backend* backend = nullptr);
+std::vector<ReplayResult> replay_dir(const std::string& dir, Backend& backend = threads_backend());
 
 }  // namespace shardfuzz::harness

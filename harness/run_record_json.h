@@ -1,5 +1,5 @@
 // One rank's RankRecord (and the faults that fired on it) as JSON: how a rank process hands its
-// record to whoever assembles the run (harness/process). Lossless: shard values travel as the
+// record to whoever assembles the run (harness/backends/process). Lossless: shard values travel as the
 // doubles that hold them exactly, timeline events in TimelineEvent::to_json's form.
 #pragma once
 

@@ -1,7 +1,7 @@
 // --backend threads|process|nccl|torch, --device, --nproc.
 #include "fuzz/cli/backend_flags.h"
 
-#include "harness/process/rank_process.h"
+#include "harness/backends/process/rank_process.h"
 
 #include <stdexcept>
 

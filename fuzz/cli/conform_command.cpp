@@ -6,11 +6,11 @@
 #include "fuzz/gen/generate.h"
 #include "harness/conformance/replay.h"
 #include "harness/reproducer.h"
-#include "harness/backend.h"
-#include "harness/torch/repro_script.h"
+#include "harness/backends/registry.h"
+#include "harness/backends/torch/repro_script.h"
 
 #include <unistd.h>
-#include "harness/json_files.h"
+#include "harness/files/json_files.h"
 
 #include <algorithm>
 #include <chrono>

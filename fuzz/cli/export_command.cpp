@@ -3,7 +3,7 @@
 
 #include "fuzz/cli/exit_codes.h"
 #include "harness/reproducer.h"
-#include "harness/torch/repro_script.h"
+#include "harness/backends/torch/repro_script.h"
 
 #include <fstream>
 #include <stdexcept>

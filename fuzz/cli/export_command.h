@@ -1,5 +1,5 @@
 // `shardfuzz export --torch FILE.json`: print a standalone PyTorch FSDP2 program for a scenario or
-// reproducer (harness/torch/repro_script.h), e.g. to attach to an upstream bug report.
+// reproducer (harness/backends/torch/repro_script.h), e.g. to attach to an upstream bug report.
 #pragma once
 
 #include <CLI/App.hpp>

@@ -59,7 +59,7 @@ int run_replay(const ReplayOptions& options, std::ostream& out, std::ostream& er
   try {
     std::unique_ptr<harness::Backend> backend;
     if (!is_embedded_default(options.backend)) backend = make_backend(options.backend);
-    results = harness::replay_dir(options.dir, backend.get());
+    results = harness::replay_dir(options.dir, backend ? *backend : harness::threads_backend());
   } catch (const std::exception& e) {
     err << "shardfuzz replay: " << e.what() << "\n";
     return kExitUsage;

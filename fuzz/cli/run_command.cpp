@@ -10,7 +10,7 @@
 #include "harness/run_record_json.h"
 #include "harness/scenario_json.h"
 #include "harness/soak.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <nlohmann/json.hpp>
 

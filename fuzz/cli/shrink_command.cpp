@@ -35,7 +35,7 @@ int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ost
     err << "shardfuzz shrink: " << o.file << ": " << e.what() << "\n";
     return kExitUsage;
   }
-  harness::Backend* on = is_embedded_default(o.backend) ? nullptr : backend.get();
+  harness::Backend& on = *backend;
   std::string message;
   auto failure = fuzz::first_failing_property(sc, &message, on);
   if (!failure) {

@@ -3,8 +3,8 @@
 
 #include "harness/conformance/trace_scenario.h"
 #include "harness/scenario_json.h"
-#include "harness/json_files.h"
-#include "harness/threads_backend.h"
+#include "harness/files/json_files.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <algorithm>
 #include <filesystem>

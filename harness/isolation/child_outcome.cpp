@@ -1,27 +1,15 @@
 // ChildOutcome::describe and the fork precondition.
 #include "harness/isolation/child_outcome.h"
 
+#include "harness/subprocess/exit_status.h"
+
 #include <dirent.h>
 
-#include <csignal>
 #include <sstream>
 #include <stdexcept>
 
 namespace shardfuzz::harness::isolation {
 namespace {
-
-std::string signal_name(int s) {
-  switch (s) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    default: return "signal " + std::to_string(s);
-  }
-}
 
 // The last `lines` lines of `text`, trailing blanks dropped.
 std::string last_lines(std::string text, int lines) {
@@ -58,8 +46,10 @@ std::string ChildOutcome::describe(const Limits& limits) const {
   switch (kind) {
     case Kind::Returned: os << "returned after " << seconds << " s"; break;
     case Kind::Threw: os << "threw after " << seconds << " s: " << output; break;
-    case Kind::Signalled: os << "died of " << signal_name(signal) << " after " << seconds << " s"; break;
-    case Kind::Exited: os << "exited with code " << exit_code << " after " << seconds << " s without returning"; break;
+    case Kind::Signalled: os << subprocess::ExitStatus{-1, signal}.describe() << " after " << seconds << " s"; break;
+    case Kind::Exited:
+      os << subprocess::ExitStatus{exit_code, 0}.describe() << " after " << seconds << " s without returning";
+      break;
     case Kind::TimedOut:
       os << "ran past its wall-clock limit of " << limits.wall.count() / 1000.0 << " s and was killed";
       break;

@@ -6,8 +6,7 @@
 #pragma once
 
 #include "harness/isolation/child_outcome.h"
-
-#include <sys/types.h>
+#include "harness/subprocess/child.h"
 
 #include <functional>
 #include <string>
@@ -27,16 +26,13 @@ class WorkerProcess {
   // is multi-threaded (harness/isolation/child_outcome.h).
   ChildOutcome call(const std::string& request, const Limits& limits);
   int starts() const { return starts_; }  // workers started so far (1 + restarts)
-  bool alive() const { return pid_ > 0; }
+  bool alive() const { return child_.running(); }
 
  private:
   void start();
-  // Reaps the worker (already dead or killed) and closes its pipes.
-  int reap();
 
   Handler handler_;
-  pid_t pid_ = -1;
-  int to_ = -1, from_ = -1, err_ = -1;
+  subprocess::Child child_;  // its pipes: requests to it, replies from it, its stderr
   int starts_ = 0;
 };
 

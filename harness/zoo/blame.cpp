@@ -2,7 +2,7 @@
 #include "harness/zoo/blame.h"
 
 #include "harness/properties/property.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "harness/zoo/zoo_table.h"
 #include "runtime/fsdp/profile.h"
 

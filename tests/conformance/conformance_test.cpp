@@ -2,7 +2,7 @@
 // pre-fix post_forward, world 1-3) on the native runtime: same events, same pending all-gathers
 // and unsharded groups after each event. Part of the runtime core's event-order tests.
 #include "harness/conformance/replay.h"
-#include "harness/json_files.h"
+#include "harness/files/json_files.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 // sharded grads. The ungated block (x + experts(x)) leaks under no profile, as on real FSDP2.
 #include "harness/layer_table.h"
 #include "harness/standard_scenarios.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <gtest/gtest.h>
 

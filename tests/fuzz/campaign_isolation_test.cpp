@@ -7,7 +7,7 @@
 #include "fuzz/campaign_state.h"
 #include "harness/isolation/child_outcome.h"
 #include "harness/reproducer.h"
-#include "harness/temp_dir.h"
+#include "harness/files/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -67,7 +67,7 @@ TEST(CampaignIsolation, ACaseThatAbortsItsProcessIsAFindingAndTheCampaignGoesOn)
     EXPECT_EQ(rep.expected.at("strict"), kProcessSurvives);
   }
   // Replayable: each is replayed in a child, and dies again.
-  for (const harness::ReplayResult& res : harness::replay_dir(dir.path(), nullptr))
+  for (const harness::ReplayResult& res : harness::replay_dir(dir.path()))
     EXPECT_TRUE(res.ok()) << res.file << " [" << res.profile << "] got " << res.actual << ": " << res.message;
   const CampaignState st = load_campaign_state(dir.path());
   EXPECT_TRUE(st.finished);

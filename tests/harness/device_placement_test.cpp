@@ -2,10 +2,10 @@
 // seed scenarios run event for event as on the CPU, and the device's allocator agrees with the
 // ledger within 2 MiB per layer.
 #include "fault_test_support.h"
-#include "harness/process/process_backend.h"
+#include "harness/backends/process/process_backend.h"
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "runtime/memory/device_memory.h"
 
 #include <gtest/gtest.h>

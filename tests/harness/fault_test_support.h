@@ -5,8 +5,8 @@
 
 #include "harness/properties/property.h"
 #include "harness/standard_scenarios.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "harness/scenario_json.h"
-#include "harness/threads_backend.h"
 
 #include <gtest/gtest.h>
 

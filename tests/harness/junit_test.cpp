@@ -5,7 +5,7 @@
 #include "fuzz/cli/replay_command.h"
 #include "harness/report/junit.h"
 #include "harness/reproducer.h"
-#include "harness/temp_dir.h"
+#include "harness/files/temp_dir.h"
 
 #include <CLI/CLI.hpp>  // the definitions fuzz/main.cpp otherwise brings (the cli headers declare)
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 #include "harness/properties/property.h"
 #include "harness/scenario_json.h"
 #include "harness/standard_scenarios.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "runtime/memory/counting_allocator.h"
 #include "tests/harness/fault_test_support.h"
 

@@ -2,7 +2,7 @@
 // the ledger, the HSDP reduce output that torch <= 2.11 keeps per layer (bug zoo row 7) against
 // strict's one-at-a-time, and the upcast of frozen parameters (row 13).
 #include "harness/properties/property.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 // slices, counters; a recovered step's failed run is closed by its "recovered" instant.
 #include "harness/report/perfetto_trace.h"
 #include "harness/standard_scenarios.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "tests/harness/fault_test_support.h"
 
 #include <gtest/gtest.h>

@@ -1,13 +1,13 @@
 // The process backend end to end: rank processes of the real shardfuzz binary (SHARDFUZZ_BINARY),
 // their StoreWorld, the records they send back and how a rank that dies is reported.
 #include "fault_test_support.h"
-#include "harness/backend.h"
-#include "harness/process/process_backend.h"
+#include "harness/backends/backend.h"
+#include "harness/backends/process/process_backend.h"
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
 #include "harness/run_record_json.h"
-#include "harness/temp_dir.h"
-#include "harness/threads_backend.h"
+#include "harness/files/temp_dir.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 // strict; the standard small scenario passes every property under strict.
 #include "harness/properties/property.h"
 #include "harness/standard_scenarios.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <gtest/gtest.h>
 

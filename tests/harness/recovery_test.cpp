@@ -5,7 +5,7 @@
 // in the recovery record. Without recovery the same faults stop the run.
 #include "harness/properties/property.h"
 #include "harness/standard_scenarios.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 #include "tests/harness/fault_test_support.h"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // bytes; too short a run is skipped.
 #include "harness/soak.h"
 #include "harness/standard_scenarios.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <gtest/gtest.h>
 

@@ -5,12 +5,12 @@
 // - the worker process: a stand-in worker (plain python, no torch) answers, hangs, or dies, and
 //   TorchWorker reports each as the harness expects (reply, deadline, crash), restarting after.
 // The real worker runs on the GPU machine (docs/torch-backend.md has its figures).
-#include "harness/json_files.h"
+#include "harness/files/json_files.h"
 #include "harness/properties/property.h"
 #include "harness/scenario_json.h"
-#include "harness/temp_dir.h"
-#include "harness/torch/torch_recording.h"
-#include "harness/torch/torch_worker.h"
+#include "harness/files/temp_dir.h"
+#include "harness/backends/torch/torch_recording.h"
+#include "harness/backends/torch/torch_worker.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
-// The torch export (harness/torch/repro_script.h): every reproducer becomes a Python program that
+// The torch export (harness/backends/torch/repro_script.h): every reproducer becomes a Python program that
 // compiles, names its modules as the scenario does, carries the scenario back, and — for the seed
 // reproducer — emits exactly the reviewed scenario section (tests/harness/golden/). Real runs on
 // torch 2.11 happen on the GPU machine; their recordings are replayed by the conform_torch_generated
 // ctest (tests/conformance/torch-2.11-generated).
-#include "harness/json_files.h"
+#include "harness/files/json_files.h"
 #include "harness/reproducer.h"
 #include "harness/scenario_json.h"
-#include "harness/torch/repro_script.h"
+#include "harness/backends/torch/repro_script.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 // parity of two untouched tensors would prove nothing).
 #include "harness/model_builder.h"
 #include "harness/properties/property.h"
-#include "harness/threads_backend.h"
+#include "harness/backends/threads/threads_backend.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
