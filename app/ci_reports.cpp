@@ -1,9 +1,9 @@
 // --junit and --summary.
-#include "fuzz/cli/ci_reports.h"
+#include "app/ci_reports.h"
 
 #include "harness/reproducer.h"
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 void add_ci_report_flags(CLI::App* cmd, CiReportFlags& flags) {
   cmd->add_option("--junit", flags.junit, "write the results as JUnit XML there (for CI test reporters)");
@@ -27,4 +27,4 @@ bool write_ci_reports(const CiReportFlags& flags, const std::vector<harness::JUn
   return junit && json;
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

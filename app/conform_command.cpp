@@ -1,8 +1,8 @@
 // `shardfuzz conform --traces DIR`: one line per trace, the first divergence under each failure,
 // and a summary line that CI greps.
-#include "fuzz/cli/conform_command.h"
+#include "app/conform_command.h"
 
-#include "fuzz/cli/exit_codes.h"
+#include "app/exit_codes.h"
 #include "fuzz/gen/generate.h"
 #include "harness/conformance/replay.h"
 #include "harness/reproducer.h"
@@ -22,7 +22,7 @@
 #include <sstream>
 #include <system_error>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 namespace {
 
 constexpr const char* kDefaultTraces = "tests/conformance/recorded";
@@ -256,4 +256,4 @@ int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& 
   return print_results(results, out);
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

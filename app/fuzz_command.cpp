@@ -1,14 +1,14 @@
 // `shardfuzz fuzz`.
-#include "fuzz/cli/fuzz_command.h"
+#include "app/fuzz_command.h"
 
-#include "fuzz/cli/exit_codes.h"
+#include "app/exit_codes.h"
 #include "runtime/fsdp/profile.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 double parse_duration_seconds(const std::string& text, const std::string& flag) {
   std::size_t used = 0;
@@ -208,4 +208,4 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
   return campaign(c, o.reports, out, err);
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

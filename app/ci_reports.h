@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct CiReportFlags {
   std::string junit;    // empty: none
@@ -23,4 +23,4 @@ void add_ci_report_flags(CLI::App* cmd, CiReportFlags& flags);
 bool write_ci_reports(const CiReportFlags& flags, const std::vector<harness::JUnitSuite>& suites,
                       const nlohmann::json& summary, std::ostream& err);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

@@ -1,7 +1,7 @@
 // `shardfuzz run`.
-#include "fuzz/cli/run_command.h"
+#include "app/run_command.h"
 
-#include "fuzz/cli/exit_codes.h"
+#include "app/exit_codes.h"
 #include "harness/layer_table.h"
 #include "harness/properties/property.h"
 #include "harness/report/html_report.h"
@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options) {
   CLI::App* cmd = app.add_subcommand("run", "Run one scenario (or reproducer) and print per-layer memory and verdicts");
@@ -128,4 +128,4 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
   return harness::first_failure(verdicts) ? kExitFindings : kExitOk;
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

@@ -1,10 +1,10 @@
 // `shardfuzz replay`.
-#include "fuzz/cli/replay_command.h"
+#include "app/replay_command.h"
 
-#include "fuzz/cli/exit_codes.h"
+#include "app/exit_codes.h"
 #include "harness/reproducer.h"
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 namespace {
 
 // One test case per reproducer and profile.
@@ -85,4 +85,4 @@ int run_replay(const ReplayOptions& options, std::ostream& out, std::ostream& er
   return failed ? kExitFindings : kExitOk;
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

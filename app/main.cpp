@@ -1,13 +1,13 @@
-// The `shardfuzz` command line: one subcommand per user task, each in fuzz/cli/NAME_command.*.
+// The `shardfuzz` command line: one subcommand per user task, each in app/NAME_command.*.
 // Parsing and exit codes live here; the work lives in the subcommands.
-#include "fuzz/cli/conform_command.h"
-#include "fuzz/cli/exit_codes.h"
-#include "fuzz/cli/export_command.h"
-#include "fuzz/cli/fuzz_command.h"
-#include "fuzz/cli/gen_command.h"
-#include "fuzz/cli/shrink_command.h"
-#include "fuzz/cli/replay_command.h"
-#include "fuzz/cli/run_command.h"
+#include "app/conform_command.h"
+#include "app/exit_codes.h"
+#include "app/export_command.h"
+#include "app/fuzz_command.h"
+#include "app/gen_command.h"
+#include "app/shrink_command.h"
+#include "app/replay_command.h"
+#include "app/run_command.h"
 #include "harness/process/rank_process.h"
 #include "runtime/comm/blas_threads.h"
 
@@ -49,7 +49,7 @@ void report_crash(int signal) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace shardfuzz::cli;
+  using namespace shardfuzz::app;
   // OpenBLAS's pthread build (the fast BLAS CI installs) starts its thread pool as it loads, before
   // main: once, start again with one BLAS thread (docs/runtime.md, The BLAS behind the rank threads).
   if (shardfuzz::comm::blas_thread_pool_started() && !std::getenv("OPENBLAS_NUM_THREADS")) {
