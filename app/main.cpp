@@ -1,5 +1,6 @@
-// The `shardfuzz` command line: one subcommand per user task, each in app/NAME_command.*.
-// Parsing and exit codes live here; the work lives in the subcommands.
+// The `shardfuzz` command line: one subcommand per user task, each in app/NAME_command.*, listed
+// in one command table. Parsing and exit codes live here; the work lives in the subcommands.
+#include "app/command.h"
 #include "app/conform_command.h"
 #include "app/exit_codes.h"
 #include "app/export_command.h"
@@ -21,6 +22,7 @@
 #include <execinfo.h>
 #include <iostream>
 #include <unistd.h>
+#include <vector>
 
 #ifndef SHARDFUZZ_VERSION
 #define SHARDFUZZ_VERSION "unknown"
@@ -46,10 +48,60 @@ void report_crash(int signal) {
   std::raise(signal);
 }
 
+using namespace shardfuzz::app;
+
+// A rank process of --backend process/nccl, started by the launcher (or torchrun) with RANK,
+// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set; not for direct use (hidden).
+Command rank_worker_command() {
+  Command c;
+  c.name = "rank-worker";
+  c.add_options = [](CLI::App& app) {
+    CLI::App* cmd = app.add_subcommand("rank-worker", "serve one rank of --backend process or nccl");
+    cmd->group("");
+    return cmd;
+  };
+  c.run = [](const Invocation&) {
+    g_crash_head = "shardfuzz rank-worker: this rank process ended (";
+    return shardfuzz::harness::process::serve_rank(shardfuzz::harness::process::rank_env_from_environment());
+  };
+  return c;
+}
+
+// Every subcommand, in the order --help lists them.
+std::vector<Command> command_table() {
+  return {
+      make_command<ConformOptions>("conform", add_conform_command,
+                                   [](const auto& o, const Invocation& in) { return run_conform(o, in.out, in.err); }),
+      make_command<RunCommandOptions>("run", add_run_command,
+                                      [](const auto& o, const Invocation& in) { return run_run(o, in.out, in.err); }),
+      make_command<ReplayOptions>("replay", add_replay_command,
+                                  [](const auto& o, const Invocation& in) { return run_replay(o, in.out, in.err); }),
+      make_command<FuzzOptions>(
+          "fuzz", add_fuzz_command,
+          [](const auto& o, const Invocation& in) { return run_fuzz(o, in.command_line, in.out, in.err); }),
+      make_command<ShrinkOptions>(
+          "shrink", add_shrink_command,
+          [](const auto& o, const Invocation& in) { return run_shrink(o, in.command_line, in.out, in.err); }),
+      make_command<GenOptions>("gen", add_gen_command,
+                               [](const auto& o, const Invocation& in) { return run_gen(o, in.out, in.err); }),
+      make_command<ExportOptions>("export", add_export_command,
+                                  [](const auto& o, const Invocation& in) { return run_export(o, in.out, in.err); }),
+      rank_worker_command(),
+  };
+}
+
+// Runs the parsed command. Under --join, every rank but rank 0 serves its rank here instead.
+int run_command(Command& command, const Invocation& in) {
+  if (command.backend && command.backend->join) {
+    g_crash_head = "shardfuzz --join: this rank's process ended (";
+    if (const auto served = serve_unless_rank0_of_joined_launch(*command.backend)) return *served;
+  }
+  return command.run(in);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace shardfuzz::app;
   // OpenBLAS's pthread build (the fast BLAS CI installs) starts its thread pool as it loads, before
   // main: once, start again with one BLAS thread (docs/runtime.md, The BLAS behind the rank threads).
   if (shardfuzz::comm::blas_thread_pool_started() && !std::getenv("OPENBLAS_NUM_THREADS")) {
@@ -63,25 +115,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("shardfuzz ") + SHARDFUZZ_VERSION);
   app.require_subcommand(1);
   app.footer(kExitCodesHelp);
-
-  ConformOptions conform;
-  CLI::App* conform_cmd = add_conform_command(app, conform);
-  RunCommandOptions run;
-  CLI::App* run_cmd = add_run_command(app, run);
-  ReplayOptions replay;
-  CLI::App* replay_cmd = add_replay_command(app, replay);
-  FuzzOptions fuzz;
-  CLI::App* fuzz_cmd = add_fuzz_command(app, fuzz);
-  ShrinkOptions shrink;
-  CLI::App* shrink_cmd = add_shrink_command(app, shrink);
-  GenOptions gen;
-  CLI::App* gen_cmd = add_gen_command(app, gen);
-  ExportOptions export_options;
-  CLI::App* export_cmd = add_export_command(app, export_options);
-  // A rank process of --backend process/nccl, started by the launcher (or torchrun) with RANK,
-  // WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set; not for direct use (hidden).
-  CLI::App* rank_worker_cmd = app.add_subcommand("rank-worker", "serve one rank of --backend process or nccl");
-  rank_worker_cmd->group("");
+  std::vector<Command> commands = command_table();
+  for (Command& c : commands) c.add_options(app);
   std::string command_line = "shardfuzz";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
 
@@ -94,26 +129,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (rank_worker_cmd->parsed()) {
-      g_crash_head = "shardfuzz rank-worker: this rank process ended (";
-      return shardfuzz::harness::process::serve_rank(shardfuzz::harness::process::rank_env_from_environment());
-    }
-    BackendFlags* flags = run_cmd->parsed()      ? &run.backend
-                          : replay_cmd->parsed() ? &replay.backend
-                          : fuzz_cmd->parsed()   ? &fuzz.backend
-                          : shrink_cmd->parsed() ? &shrink.backend
-                                                 : nullptr;
-    if (flags && flags->join) {
-      g_crash_head = "shardfuzz --join: this rank's process ended (";
-      if (const auto served = serve_unless_rank0_of_joined_launch(*flags)) return *served;
-    }
-    if (conform_cmd->parsed()) return run_conform(conform, std::cout, std::cerr);
-    if (run_cmd->parsed()) return run_run(run, std::cout, std::cerr);
-    if (replay_cmd->parsed()) return run_replay(replay, std::cout, std::cerr);
-    if (fuzz_cmd->parsed()) return run_fuzz(fuzz, command_line, std::cout, std::cerr);
-    if (shrink_cmd->parsed()) return run_shrink(shrink, command_line, std::cout, std::cerr);
-    if (gen_cmd->parsed()) return run_gen(gen, std::cout, std::cerr);
-    if (export_cmd->parsed()) return run_export(export_options, std::cout, std::cerr);
+    for (Command& c : commands)
+      if (app.got_subcommand(c.name)) return run_command(c, {command_line, std::cout, std::cerr});
   } catch (const std::exception& e) {
     std::cerr << "shardfuzz: " << e.what() << "\n";
     return kExitUsage;
