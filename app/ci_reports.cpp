@@ -1,8 +1,6 @@
 // --junit and --summary.
 #include "app/ci_reports.h"
 
-#include "harness/reproducer.h"
-
 namespace shardfuzz::app {
 
 void add_ci_report_flags(CLI::App* cmd, CiReportFlags& flags) {
@@ -12,19 +10,10 @@ void add_ci_report_flags(CLI::App* cmd, CiReportFlags& flags) {
 
 bool write_ci_reports(const CiReportFlags& flags, const std::vector<harness::JUnitSuite>& suites,
                       const nlohmann::json& summary, std::ostream& err) {
-  const auto write = [&](const std::string& path, const std::string& flag, const std::string& text) {
-    if (path.empty()) return true;
-    try {
-      harness::write_file_atomically(path, text);
-      return true;
-    } catch (const std::exception& e) {
-      err << "shardfuzz: " << flag << ": " << e.what() << "\n";
-      return false;
-    }
-  };
-  const bool junit = write(flags.junit, "--junit", harness::junit_xml(suites));
-  const bool json = write(flags.summary, "--summary", summary.dump(1) + "\n");
-  return junit && json;
+  const harness::CiReportErrors errors = harness::write_ci_reports(flags, suites, summary);
+  if (!errors.junit.empty()) err << "shardfuzz: --junit: " << errors.junit << "\n";
+  if (!errors.summary.empty()) err << "shardfuzz: --summary: " << errors.summary << "\n";
+  return errors.ok();
 }
 
 }  // namespace shardfuzz::app
