@@ -6,13 +6,12 @@
 #include "harness/properties/property.h"
 #include "harness/report/html_report.h"
 #include "harness/report/perfetto_trace.h"
+#include "harness/report/run_json.h"
 #include "harness/reproducer.h"
-#include "harness/run_record_json.h"
-#include "harness/scenario_json.h"
 #include "harness/soak.h"
-#include "harness/threads_backend.h"
 
-#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <vector>
 
 namespace shardfuzz::app {
 
@@ -36,35 +35,77 @@ CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options) {
   return cmd;
 }
 
+namespace {
+
+// The scenario to run, with the command line's overrides; throws naming what is wrong.
+harness::Scenario load_run_scenario(const RunCommandOptions& options) {
+  harness::Scenario sc = harness::load_scenario_or_reproducer(options.file);
+  if (!options.profile.empty()) sc.profile = options.profile;
+  if (options.world > 0) sc.world_size = options.world;
+  if (options.soak != 0) {
+    if (options.soak < harness::kMinSoakSteps || options.soak > harness::ScenarioLimits::kMaxSteps)
+      throw std::invalid_argument("--soak: " + std::to_string(options.soak) + " steps outside [" +
+                                  std::to_string(harness::kMinSoakSteps) + ", " +
+                                  std::to_string(harness::ScenarioLimits::kMaxSteps) + "]");
+    if (options.backend.backend != "threads") throw std::invalid_argument("--soak: the threads backend only");
+    sc.steps = options.soak;
+  }
+  sc.validate();
+  return sc;
+}
+
+int soak(const harness::Scenario& sc, std::ostream& out) {
+  const harness::SoakReport report = harness::run_soak(sc);
+  out << "soak " << sc.name << ": " << sc.steps << " steps, world " << sc.world_size << ", " << report.seconds
+      << " s\n" << (report.skipped ? "SKIP" : report.ok ? "PASS" : "FAIL") << " soak_memory_flat: " << report.message
+      << "\n";
+  return report.ok ? kExitOk : kExitFindings;
+}
+
+// Writes `text()` to `path` when one is given; false (after saying why) when it could not.
+template <class Text>
+bool write_if_asked(const std::string& path, const char* flag, const std::string& what, Text text, std::ostream& err) {
+  if (path.empty()) return true;
+  try {
+    harness::write_file_atomically(path, text());
+  } catch (const std::exception& e) {
+    err << "shardfuzz run: " << flag << ": " << e.what() << "\n";
+    return false;
+  }
+  err << "shardfuzz run: wrote " << what << "\n";
+  return true;
+}
+
+// The per-layer memory table of every rank, then one line per property.
+void print_run(const RunCommandOptions& options, const harness::Scenario& sc, const harness::RunRecord& run,
+               const std::vector<harness::Verdict>& verdicts, std::ostream& out) {
+  out << "scenario " << (sc.name.empty() ? options.file : sc.name) << ": world " << sc.world_size << ", "
+      << sc.blocks.size() << " block(s), " << sc.fully_shard.size() << " fully_shard group(s), profile "
+      << sc.profile << ", " << sc.steps << " step(s), backend " << run.backend << "\n\n";
+  if (run.ok())
+    for (const auto& r : run.ranks)
+      out << harness::format_layer_table(harness::group_table(r, sc.steps - 1),
+                                         "rank " + std::to_string(r.rank) + ", step " + std::to_string(sc.steps) +
+                                             ": memory after each group's post_backward")
+          << "\n";
+  for (const auto& v : verdicts) {
+    // A passed fault check says how fast each rank learned of the fault: worth a line too.
+    const bool say = !v.ok || (v.property == "faults_detected" && !v.skipped);
+    out << (v.skipped ? "SKIP " : v.ok ? "PASS " : "FAIL ") << v.property << (say ? ": " + v.message : "") << "\n";
+  }
+}
+
+}  // namespace
+
 int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& err) {
   harness::Scenario sc;
   try {
-    sc = harness::load_scenario_or_reproducer(options.file);
-    if (!options.profile.empty()) sc.profile = options.profile;
-    if (options.world > 0) sc.world_size = options.world;
-    if (options.soak != 0) {
-      if (options.soak < harness::kMinSoakSteps || options.soak > harness::ScenarioLimits::kMaxSteps)
-        throw std::invalid_argument("--soak: " + std::to_string(options.soak) + " steps outside [" +
-                                    std::to_string(harness::kMinSoakSteps) + ", " +
-                                    std::to_string(harness::ScenarioLimits::kMaxSteps) + "]");
-      if (options.backend.backend != "threads") throw std::invalid_argument("--soak: the threads backend only");
-      sc.steps = options.soak;
-    }
-    sc.validate();
+    sc = load_run_scenario(options);
   } catch (const std::exception& e) {
     err << "shardfuzz run: " << options.file << ": " << e.what() << "\n";
     return kExitUsage;
   }
-  if (options.soak > 0) {
-    harness::RunOptions lean;
-    lean.record_timeline = false;
-    const harness::RunRecord soaked = harness::run_threads(sc, lean);
-    const harness::SoakReport report = harness::check_soak(sc, soaked);
-    out << "soak " << sc.name << ": " << sc.steps << " steps, world " << sc.world_size << ", " << soaked.seconds
-        << " s\n" << (report.skipped ? "SKIP" : report.ok ? "PASS" : "FAIL") << " soak_memory_flat: " << report.message
-        << "\n";
-    return report.ok ? kExitOk : kExitFindings;
-  }
+  if (options.soak > 0) return soak(sc, out);
   harness::RunRecord run;
   try {
     auto backend = make_backend(options.backend);
@@ -77,54 +118,16 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
     return kExitUsage;
   }
   auto verdicts = harness::check_properties(sc, run);
-  if (!options.html.empty()) {
-    try {
-      harness::write_file_atomically(options.html,
-                                     harness::html_report(sc, run, verdicts, "shardfuzz run " + options.file));
-    } catch (const std::exception& e) {
-      err << "shardfuzz run: --html: " << e.what() << "\n";
-      return kExitUsage;
-    }
-    err << "shardfuzz run: wrote the report " << options.html << "\n";
-  }
-  if (!options.trace.empty()) {
-    try {
-      harness::write_file_atomically(options.trace, harness::perfetto_trace(sc, run).dump() + "\n");
-    } catch (const std::exception& e) {
-      err << "shardfuzz run: --trace: " << e.what() << "\n";
-      return kExitUsage;
-    }
-    err << "shardfuzz run: wrote the trace " << options.trace << " (open it in ui.perfetto.dev)\n";
-  }
-  if (options.json) {
-    nlohmann::json j;
-    j["scenario"] = harness::to_json(sc);
-    j["error"] = run.error;
-    j["backend"] = run.backend;
-    for (const auto& v : verdicts)
-      j["verdicts"].push_back({{"property", v.property}, {"ok", v.ok}, {"skipped", v.skipped}, {"message", v.message}});
-    // Each rank as rank processes send it (harness/run_record_json.h): timeline, losses, shards,
-    // recoveries, error.
-    for (const auto& r : run.ranks) j["ranks"].push_back(harness::to_json(r));
-    j["fired_faults"] = nlohmann::json::array();
-    for (const auto& f : run.fired_faults) j["fired_faults"].push_back(harness::to_json(f));
-    out << j.dump(1) << "\n";
-  } else {
-    out << "scenario " << (sc.name.empty() ? options.file : sc.name) << ": world " << sc.world_size << ", "
-        << sc.blocks.size() << " block(s), " << sc.fully_shard.size() << " fully_shard group(s), profile "
-        << sc.profile << ", " << sc.steps << " step(s), backend " << run.backend << "\n\n";
-    if (run.ok())
-      for (const auto& r : run.ranks)
-        out << harness::format_layer_table(harness::group_table(r, sc.steps - 1),
-                                           "rank " + std::to_string(r.rank) + ", step " + std::to_string(sc.steps) +
-                                               ": memory after each group's post_backward")
-            << "\n";
-    for (const auto& v : verdicts) {
-      // A passed fault check says how fast each rank learned of the fault: worth a line too.
-      const bool say = !v.ok || (v.property == "faults_detected" && !v.skipped);
-      out << (v.skipped ? "SKIP " : v.ok ? "PASS " : "FAIL ") << v.property << (say ? ": " + v.message : "") << "\n";
-    }
-  }
+  const auto html = [&] { return harness::html_report(sc, run, verdicts, "shardfuzz run " + options.file); };
+  const auto trace = [&] { return harness::perfetto_trace(sc, run).dump() + "\n"; };
+  if (!write_if_asked(options.html, "--html", "the report " + options.html, html, err) ||
+      !write_if_asked(options.trace, "--trace", "the trace " + options.trace + " (open it in ui.perfetto.dev)", trace,
+                      err))
+    return kExitUsage;
+  if (options.json)
+    out << harness::run_json(sc, run, verdicts).dump(1) << "\n";
+  else
+    print_run(options, sc, run, verdicts, out);
   return harness::first_failure(verdicts) ? kExitFindings : kExitOk;
 }
 
