@@ -1,5 +1,7 @@
-// The soak check.
+// The soak run and its check.
 #include "harness/soak.h"
+
+#include "harness/backends/threads/threads_backend.h"
 
 #include <algorithm>
 #include <sstream>
@@ -54,6 +56,15 @@ SoakReport check_soak(const Scenario& sc, const RunRecord& run) {
   r.ok = growth <= r.rss_tolerance;
   r.message = os.str() + (r.ok ? "" : ": the resident set grows");
   return r;
+}
+
+SoakReport run_soak(const Scenario& sc) {
+  RunOptions lean;
+  lean.record_timeline = false;
+  const RunRecord soaked = run_threads(sc, lean);
+  SoakReport report = check_soak(sc, soaked);
+  report.seconds = soaked.seconds;
+  return report;
 }
 
 }  // namespace shardfuzz::harness

@@ -23,11 +23,15 @@ struct SoakReport {
   int64_t rss_at_warmup = 0;
   int64_t rss_at_end = 0;
   int64_t rss_tolerance = 0;
+  double seconds = 0;  // the soak run's wall clock (run_soak)
 };
 
 inline constexpr int kMinSoakSteps = 20;
 inline constexpr int64_t kSoakRssSlackBytes = int64_t{4} << 20;  // or 1% of the resident set, the larger
 
 SoakReport check_soak(const Scenario& scenario, const RunRecord& run);
+// Runs `scenario` (its steps: the soak's length) on the threads backend with the timeline off, and
+// checks it.
+SoakReport run_soak(const Scenario& scenario);
 
 }  // namespace shardfuzz::harness

@@ -1,11 +1,11 @@
 // --backend threads|process|nccl|torch, --device, --nproc.
-#include "fuzz/cli/backend_flags.h"
+#include "app/backend_flags.h"
 
 #include "harness/backends/process/rank_process.h"
 
 #include <stdexcept>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 void add_backend_flags(CLI::App* cmd, BackendFlags& f) {
   cmd->add_option("--backend", f.backend,
@@ -67,4 +67,4 @@ std::optional<int> serve_unless_rank0_of_joined_launch(BackendFlags& f) {
   return std::nullopt;
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

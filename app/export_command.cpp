@@ -1,14 +1,14 @@
 // `shardfuzz export`.
-#include "fuzz/cli/export_command.h"
+#include "app/export_command.h"
 
-#include "fuzz/cli/exit_codes.h"
+#include "app/exit_codes.h"
 #include "harness/reproducer.h"
 #include "harness/backends/torch/repro_script.h"
 
 #include <fstream>
 #include <stdexcept>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 CLI::App* add_export_command(CLI::App& app, ExportOptions& o) {
   CLI::App* cmd = app.add_subcommand("export", "Print a standalone PyTorch FSDP2 reproducer (python) for a scenario");
@@ -40,4 +40,4 @@ int run_export(const ExportOptions& o, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

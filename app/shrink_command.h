@@ -1,14 +1,14 @@
 // `shardfuzz shrink FILE`: minimise a failing scenario (same first failing property) and write it.
 #pragma once
 
-#include "fuzz/cli/backend_flags.h"
+#include "app/backend_flags.h"
 
 #include <CLI/App.hpp>
 
 #include <ostream>
 #include <string>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct ShrinkOptions {
   std::string file;
@@ -23,4 +23,4 @@ struct ShrinkOptions {
 CLI::App* add_shrink_command(CLI::App& app, ShrinkOptions& options);
 int run_shrink(const ShrinkOptions& options, const std::string& command_line, std::ostream& out, std::ostream& err);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

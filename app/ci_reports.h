@@ -1,26 +1,22 @@
-// What `replay` and `fuzz` leave for CI dashboards: --junit FILE (JUnit XML, harness/report/junit.h)
-// and --summary FILE (the same results as JSON), both written atomically.
+// --junit FILE and --summary FILE of `replay` and `fuzz`: the flags, and the reports
+// (harness/report/ci_reports.h) written where they say.
 #pragma once
 
-#include "harness/report/junit.h"
+#include "harness/report/ci_reports.h"
 
 #include <CLI/App.hpp>
 #include <nlohmann/json.hpp>
 
 #include <ostream>
-#include <string>
 #include <vector>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
-struct CiReportFlags {
-  std::string junit;    // empty: none
-  std::string summary;  // empty: none
-};
+using CiReportFlags = harness::CiReportFiles;
 
 void add_ci_report_flags(CLI::App* cmd, CiReportFlags& flags);
 // Writes what was asked; false (after saying why on `err`) when a file could not be written.
 bool write_ci_reports(const CiReportFlags& flags, const std::vector<harness::JUnitSuite>& suites,
                       const nlohmann::json& summary, std::ostream& err);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

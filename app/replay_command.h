@@ -1,15 +1,15 @@
 // `shardfuzz replay DIR`: every reproducer against its expected verdict per profile.
 #pragma once
 
-#include "fuzz/cli/backend_flags.h"
-#include "fuzz/cli/ci_reports.h"
+#include "app/backend_flags.h"
+#include "app/ci_reports.h"
 
 #include <CLI/App.hpp>
 
 #include <ostream>
 #include <string>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct ReplayOptions {
   std::string dir = "reproducers";
@@ -20,4 +20,4 @@ struct ReplayOptions {
 CLI::App* add_replay_command(CLI::App& app, ReplayOptions& options);
 int run_replay(const ReplayOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <ostream>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct GenOptions {
   uint64_t seed = 1;
@@ -20,4 +20,4 @@ struct GenOptions {
 CLI::App* add_gen_command(CLI::App& app, GenOptions& options);
 int run_gen(const GenOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

@@ -2,7 +2,7 @@
 // tell "the tool found a problem" from "the tool could not run".
 #pragma once
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 constexpr int kExitOk = 0;        // everything checked passed
 constexpr int kExitFindings = 1;  // at least one check failed (a finding)
@@ -15,4 +15,4 @@ constexpr const char* kExitCodesHelp =
     "  1  at least one check failed\n"
     "  2  usage error, or an input that is missing or unreadable";
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

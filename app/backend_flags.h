@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct BackendFlags {
   std::string backend = "threads";
@@ -33,4 +33,4 @@ std::unique_ptr<harness::Backend> make_backend(const BackendFlags& flags);
 // the environment variable.
 std::optional<int> serve_unless_rank0_of_joined_launch(BackendFlags& flags);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

@@ -1,12 +1,12 @@
 // `shardfuzz shrink`.
-#include "fuzz/cli/shrink_command.h"
+#include "app/shrink_command.h"
 
 #include "fuzz/campaign.h"
-#include "fuzz/cli/exit_codes.h"
+#include "app/exit_codes.h"
 #include "fuzz/shrink.h"
 #include "harness/reproducer.h"
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 CLI::App* add_shrink_command(CLI::App& app, ShrinkOptions& o) {
   CLI::App* cmd = app.add_subcommand("shrink", "Minimise a failing scenario, keeping the same failed property");
@@ -62,4 +62,4 @@ int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ost
   return kExitFindings;
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

@@ -1,14 +1,14 @@
 // `shardfuzz fuzz`.
-#include "fuzz/cli/fuzz_command.h"
+#include "app/fuzz_command.h"
 
-#include "fuzz/cli/exit_codes.h"
+#include "app/exit_codes.h"
 #include "runtime/fsdp/profile.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 double parse_duration_seconds(const std::string& text, const std::string& flag) {
   std::size_t used = 0;
@@ -65,42 +65,15 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
 
 namespace {
 
-// Runs the campaign and prints its summary; the exit code.
-// One test case for the campaign: failed when it has findings, each with its replay command.
-harness::JUnitSuite campaign_suite(const fuzz::CampaignOptions& c, const fuzz::CampaignResult& r) {
-  harness::JUnitCase kase;
-  kase.classname = "fuzz";
-  kase.name = "campaign seed " + std::to_string(c.seed) + " (" + std::to_string(r.cases_run) + " cases)";
-  kase.seconds = r.elapsed_seconds;
-  const std::size_t total = r.findings.size() + static_cast<std::size_t>(r.earlier_findings);
-  if (total > 0) {
-    kase.outcome = harness::JUnitCase::Outcome::Failed;
-    kase.message = std::to_string(total) + " finding(s)";
-    if (r.earlier_findings) kase.text = std::to_string(r.earlier_findings) + " found before the resume (in " + c.out_dir + ")\n";
-    for (const auto& f : r.findings)
-      kase.text += f.property + ": " + f.message + "\nreplay with: shardfuzz run " + f.path + "\n";
-  }
-  return {"fuzz " + c.out_dir, {kase}};
-}
-
-nlohmann::json campaign_summary(const fuzz::CampaignOptions& c, const fuzz::CampaignResult& r) {
-  nlohmann::json j = {{"command", "fuzz"},
-                      {"seed", c.seed},
-                      {"out", c.out_dir},
-                      {"cases", r.cases_run},
-                      {"seconds", r.elapsed_seconds},
-                      {"earlier_findings", r.earlier_findings},
-                      {"findings", nlohmann::json::array()}};
+// The campaign as its CI reports need it.
+harness::CampaignReport campaign_report(const fuzz::CampaignOptions& c, const fuzz::CampaignResult& r) {
+  harness::CampaignReport report{c.seed, c.out_dir, r.cases_run, r.elapsed_seconds, r.earlier_findings, {}};
   for (const auto& f : r.findings)
-    j["findings"].push_back({{"property", f.property},
-                             {"message", f.message},
-                             {"path", f.path},
-                             {"zoo", f.zoo},
-                             {"seconds_to_find", f.seconds_to_find},
-                             {"seconds_to_shrink", f.seconds_to_shrink}});
-  return j;
+    report.findings.push_back({f.property, f.message, f.path, f.zoo, f.seconds_to_find, f.seconds_to_shrink});
+  return report;
 }
 
+// Runs the campaign and prints its summary; the exit code.
 int campaign(const fuzz::CampaignOptions& c, const CiReportFlags& reports, std::ostream& out, std::ostream& err) {
   fuzz::CampaignResult r;
   try {
@@ -113,7 +86,9 @@ int campaign(const fuzz::CampaignOptions& c, const CiReportFlags& reports, std::
   out << "fuzz: " << r.cases_run << " cases in " << static_cast<int>(r.elapsed_seconds) << " s, " << total
       << " finding(s)"
       << (r.earlier_findings ? " (" + std::to_string(r.earlier_findings) + " before the resume)" : std::string()) << "\n";
-  if (!write_ci_reports(reports, {campaign_suite(c, r)}, campaign_summary(c, r), err)) return kExitUsage;
+  const harness::CampaignReport report = campaign_report(c, r);
+  if (!write_ci_reports(reports, {harness::campaign_suite(report)}, harness::campaign_summary(report), err))
+    return kExitUsage;
   return total == 0 ? kExitOk : kExitFindings;
 }
 
@@ -208,4 +183,4 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
   return campaign(c, o.reports, out, err);
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct ConformOptions {
   std::string traces_dir;  // empty: default_traces_dir()
@@ -37,4 +37,4 @@ CLI::App* add_conform_command(CLI::App& app, ConformOptions& options);
 // Replays every *.json trace; returns kExitOk, kExitFindings or kExitUsage.
 int run_conform(const ConformOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "fuzz/campaign.h"
-#include "fuzz/cli/backend_flags.h"
-#include "fuzz/cli/ci_reports.h"
+#include "app/backend_flags.h"
+#include "app/ci_reports.h"
 
 #include <CLI/App.hpp>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct FuzzOptions {
   std::string profile;
@@ -41,4 +41,4 @@ int run_fuzz(const FuzzOptions& options, const std::string& command_line, std::o
 // "60s" -> 60, "5m" -> 300, "1h" -> 3600, "90" -> 90; throws std::invalid_argument naming the value.
 double parse_duration_seconds(const std::string& text, const std::string& flag = "--time");
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

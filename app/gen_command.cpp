@@ -1,13 +1,13 @@
 // `shardfuzz gen`.
-#include "fuzz/cli/gen_command.h"
+#include "app/gen_command.h"
 
-#include "fuzz/cli/exit_codes.h"
+#include "app/exit_codes.h"
 #include "fuzz/gen/generate.h"
 #include "harness/scenario/format_table.h"
 #include "harness/scenario_json.h"
 #include "harness/standard_scenarios.h"
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 CLI::App* add_gen_command(CLI::App& app, GenOptions& o) {
   CLI::App* cmd = app.add_subcommand("gen", "Print the scenario generated from a seed");
@@ -49,4 +49,4 @@ int run_gen(const GenOptions& o, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

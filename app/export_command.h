@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct ExportOptions {
   std::string file;
@@ -19,4 +19,4 @@ struct ExportOptions {
 CLI::App* add_export_command(CLI::App& app, ExportOptions& options);
 int run_export(const ExportOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

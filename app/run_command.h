@@ -2,14 +2,14 @@
 // every rank and the verdict of every property.
 #pragma once
 
-#include "fuzz/cli/backend_flags.h"
+#include "app/backend_flags.h"
 
 #include <CLI/App.hpp>
 
 #include <ostream>
 #include <string>
 
-namespace shardfuzz::cli {
+namespace shardfuzz::app {
 
 struct RunCommandOptions {
   BackendFlags backend;
@@ -25,4 +25,4 @@ struct RunCommandOptions {
 CLI::App* add_run_command(CLI::App& app, RunCommandOptions& options);
 int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace shardfuzz::cli
+}  // namespace shardfuzz::app

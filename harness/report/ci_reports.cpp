@@ -1,0 +1,104 @@
+// The CI reports of a replay and of a campaign.
+#include "harness/report/ci_reports.h"
+
+#include "harness/files/write_file.h"
+
+#include <exception>
+
+namespace shardfuzz::harness {
+namespace {
+
+// "" when written (or not asked for), else why not.
+std::string write_if_asked(const std::string& path, const std::string& text) {
+  if (path.empty()) return "";
+  try {
+    write_file_atomically(path, text);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+CiReportErrors write_ci_reports(const CiReportFiles& files, const std::vector<JUnitSuite>& suites,
+                                const nlohmann::json& summary) {
+  CiReportErrors errors;
+  errors.junit = write_if_asked(files.junit, files.junit.empty() ? "" : junit_xml(suites));
+  errors.summary = write_if_asked(files.summary, summary.dump(1) + "\n");
+  return errors;
+}
+
+JUnitSuite replay_suite(const std::string& dir, const std::string& backend, const std::vector<ReplayResult>& results) {
+  JUnitSuite suite{"replay " + dir + " (" + backend + ")", {}};
+  for (const auto& r : results) {
+    JUnitCase c;
+    c.classname = r.file;
+    c.name = r.profile;
+    c.seconds = r.seconds;
+    using Outcome = JUnitCase::Outcome;
+    c.outcome = r.skipped ? Outcome::Skipped : r.ok() ? Outcome::Passed : r.actual == "error" ? Outcome::Error : Outcome::Failed;
+    if (c.outcome == Outcome::Skipped) c.message = r.message;
+    if (c.outcome == Outcome::Failed || c.outcome == Outcome::Error) {
+      c.message = "expected " + r.expected + ", got " + r.actual;
+      c.text = r.message + "\nreplay with: shardfuzz run --profile " + r.profile + " " + dir + "/" + r.file;
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  return suite;
+}
+
+nlohmann::json replay_summary(const std::string& dir, const std::string& backend,
+                              const std::vector<ReplayResult>& results) {
+  int passed = 0, failed = 0, skipped = 0;
+  for (const auto& r : results) ++(r.skipped ? skipped : r.ok() ? passed : failed);
+  nlohmann::json j = {{"command", "replay"}, {"dir", dir},       {"backend", backend},
+                      {"passed", passed},    {"failed", failed}, {"skipped", skipped},
+                      {"results", nlohmann::json::array()}};
+  for (const auto& r : results)
+    j["results"].push_back({{"file", r.file},
+                            {"profile", r.profile},
+                            {"expected", r.expected},
+                            {"actual", r.actual},
+                            {"ok", r.ok()},
+                            {"skipped", r.skipped},
+                            {"message", r.message},
+                            {"seconds", r.seconds}});
+  return j;
+}
+
+JUnitSuite campaign_suite(const CampaignReport& r) {
+  JUnitCase kase;
+  kase.classname = "fuzz";
+  kase.name = "campaign seed " + std::to_string(r.seed) + " (" + std::to_string(r.cases_run) + " cases)";
+  kase.seconds = r.elapsed_seconds;
+  const std::size_t total = r.findings.size() + static_cast<std::size_t>(r.earlier_findings);
+  if (total > 0) {
+    kase.outcome = JUnitCase::Outcome::Failed;
+    kase.message = std::to_string(total) + " finding(s)";
+    if (r.earlier_findings) kase.text = std::to_string(r.earlier_findings) + " found before the resume (in " + r.out_dir + ")\n";
+    for (const auto& f : r.findings)
+      kase.text += f.property + ": " + f.message + "\nreplay with: shardfuzz run " + f.path + "\n";
+  }
+  return {"fuzz " + r.out_dir, {kase}};
+}
+
+nlohmann::json campaign_summary(const CampaignReport& r) {
+  nlohmann::json j = {{"command", "fuzz"},
+                      {"seed", r.seed},
+                      {"out", r.out_dir},
+                      {"cases", r.cases_run},
+                      {"seconds", r.elapsed_seconds},
+                      {"earlier_findings", r.earlier_findings},
+                      {"findings", nlohmann::json::array()}};
+  for (const auto& f : r.findings)
+    j["findings"].push_back({{"property", f.property},
+                             {"message", f.message},
+                             {"path", f.path},
+                             {"zoo", f.zoo},
+                             {"seconds_to_find", f.seconds_to_find},
+                             {"seconds_to_shrink", f.seconds_to_shrink}});
+  return j;
+}
+
+}  // namespace shardfuzz::harness
