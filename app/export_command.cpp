@@ -34,7 +34,7 @@ int run_export(const ExportOptions& o, std::ostream& out, std::ostream& err) {
   } catch (const std::invalid_argument&) {
     sc = harness::load_scenario_or_reproducer(o.file);  // a bare scenario (or the reader's own error)
   }
-  if (!o.profile.empty()) sc.profile = fsdp::Profile::named(o.profile);
+  if (!o.profile.empty()) sc.profile = semantics::Profile::named(o.profile);
   if (o.world > 0) sc.world_size = o.world;
   out << harness::torch_repro_script(sc, note);
   return kExitOk;

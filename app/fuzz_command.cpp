@@ -2,7 +2,7 @@
 #include "app/fuzz_command.h"
 
 #include "app/exit_codes.h"
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -122,7 +122,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
   if (!o.resume.empty()) return resume_fuzz(o, out, err);
   fuzz::CampaignOptions c;
   try {
-    if (!o.profile.empty()) fsdp::Profile::named(o.profile);  // validates the name
+    if (!o.profile.empty()) semantics::Profile::named(o.profile);  // validates the name
     if (o.world < 0 || o.world > 8) throw std::invalid_argument("--world: " + std::to_string(o.world) + " outside 1-8");
     if (o.cases < 0) throw std::invalid_argument("--cases: negative");
     c.gen.profile = o.profile;

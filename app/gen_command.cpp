@@ -4,8 +4,8 @@
 #include "app/exit_codes.h"
 #include "fuzz/gen/generate.h"
 #include "harness/scenario/format_table.h"
-#include "harness/scenario_json.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/scenario_json.h"
+#include "harness/scenario/standard_scenarios.h"
 
 namespace shardfuzz::app {
 

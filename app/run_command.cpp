@@ -2,14 +2,14 @@
 #include "app/run_command.h"
 
 #include "app/exit_codes.h"
-#include "harness/layer_table.h"
+#include "harness/report/layer_table.h"
 #include "harness/properties/property.h"
 #include "harness/report/html_report.h"
 #include "harness/report/perfetto_trace.h"
 #include "harness/report/run_json.h"
 #include "harness/files/write_file.h"
 #include "harness/reproducer.h"
-#include "harness/soak.h"
+#include "harness/soak/soak.h"
 
 #include <stdexcept>
 #include <vector>
@@ -41,7 +41,7 @@ namespace {
 // The scenario to run, with the command line's overrides; throws naming what is wrong.
 harness::Scenario load_run_scenario(const RunCommandOptions& options) {
   harness::Scenario sc = harness::load_scenario_or_reproducer(options.file);
-  if (!options.profile.empty()) sc.profile = fsdp::Profile::named(options.profile);
+  if (!options.profile.empty()) sc.profile = semantics::Profile::named(options.profile);
   if (options.world > 0) sc.world_size = options.world;
   if (options.soak != 0) {
     if (options.soak < harness::kMinSoakSteps || options.soak > harness::ScenarioLimits::kMaxSteps)

@@ -25,7 +25,7 @@ int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ost
   std::unique_ptr<harness::Backend> backend;
   try {
     sc = harness::load_scenario_or_reproducer(o.file);
-    if (!o.profile.empty()) sc.profile = fsdp::Profile::named(o.profile);
+    if (!o.profile.empty()) sc.profile = semantics::Profile::named(o.profile);
     sc.validate();
     backend = make_backend(o.backend);
     if (!backend->runs_profile(sc.profile.name))

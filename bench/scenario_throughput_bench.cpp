@@ -4,7 +4,7 @@
 #include "fuzz/case_runner.h"
 #include "harness/backends/process/process_backend.h"
 #include "harness/properties/property.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "runtime/memory/device_memory.h"
 

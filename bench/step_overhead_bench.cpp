@@ -5,8 +5,8 @@
 // MoE blocks, dim 64) and a medium one (8 blocks, dim 512). Activation checkpointing is off on both
 // sides: the plain twin has none, and recompute is not overhead. Both run one intra-op thread, as
 // every ThreadWorld rank does.
-#include "harness/model_builder.h"
-#include "harness/standard_scenarios.h"
+#include "harness/model/model_builder.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "runtime/comm/thread_world.h"
 #include "runtime/fsdp/rank_runtime.h"
 #include "runtime/memory/counting_allocator.h"

@@ -9,7 +9,7 @@
 #include "harness/reproducer.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "harness/zoo/blame.h"
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -78,7 +78,7 @@ std::string write_reproducer(const harness::Scenario& minimal, const std::string
   auto verdict = [&](const std::string& profile) {
     return runner ? runner->verdict_under(minimal, profile) : harness::verdict_under(minimal, profile);
   };
-  for (const auto& profile : fsdp::Profile::names()) r.expected[profile] = verdict(profile);
+  for (const auto& profile : semantics::Profile::names()) r.expected[profile] = verdict(profile);
   r.expected[minimal.profile.name] = verdict(minimal.profile.name);
   const std::string path = dir + "/" + r.name + ".json";
   harness::write_file_atomically(path, harness::to_json(r).dump(2) + "\n");

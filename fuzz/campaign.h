@@ -11,7 +11,7 @@
 #include "fuzz/shrink.h"
 #include "harness/backends/backend.h"
 #include "harness/backends/threads/threads_backend.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <cstdint>
 #include <optional>

@@ -4,7 +4,7 @@
 
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 #include "harness/backends/threads/threads_backend.h"
 
 namespace shardfuzz::fuzz {

@@ -10,7 +10,7 @@
 #include "harness/properties/property.h"
 #include "harness/isolation/worker_process.h"
 #include "harness/run_record.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 #include "harness/zoo/blame.h"
 
 #include <nlohmann/json.hpp>

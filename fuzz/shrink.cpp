@@ -2,7 +2,7 @@
 #include "fuzz/shrink.h"
 
 #include "fuzz/gen/repair.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
 #include <rapidcheck/seq/Create.h>
 #include <rapidcheck/shrinkable/Create.h>

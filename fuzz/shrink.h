@@ -5,7 +5,7 @@
 // given to `shardfuzz shrink`) get a shrink tree of hand-written structural edits.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <rapidcheck/Shrinkable.h>
 

@@ -4,7 +4,7 @@
 #include "harness/isolation/child_process.h"
 #include "harness/files/json_files.h"
 #include "harness/properties/property.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 #include "harness/backends/threads/threads_backend.h"
 
 #include <algorithm>
@@ -109,7 +109,7 @@ namespace {
 
 std::vector<Verdict> verdicts_under(const Scenario& scenario, const std::string& profile, Backend& backend) {
   Scenario sc = scenario;
-  sc.profile = fsdp::Profile::named(profile);
+  sc.profile = semantics::Profile::named(profile);
   const RunRecord run = backend.run(sc);
   return check_properties(sc, run);
 }

@@ -7,7 +7,7 @@
 #include "harness/backends/backend.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "harness/files/write_file.h"  // reproducers are written with write_file_atomically
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // RankRecord <-> JSON.
 #include "harness/run_record_json.h"
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <ATen/ATen.h>
 

@@ -1,7 +1,7 @@
 // Model dims and the run length: small enough that a case runs in well under a second on CPU.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <rapidcheck/Gen.h>
 

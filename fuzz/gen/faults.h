@@ -7,7 +7,7 @@
 // allocation and a shorter delay.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <rapidcheck/Gen.h>
 

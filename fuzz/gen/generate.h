@@ -4,7 +4,7 @@
 #pragma once
 
 #include "fuzz/gen/gen_config.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <rapidcheck/Shrinkable.h>
 

@@ -3,7 +3,7 @@
 // independently of the world; repair() makes them legal for the scenario they end up in.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 #include "runtime/fsdp/options.h"
 
 #include <rapidcheck/Gen.h>

@@ -3,7 +3,7 @@
 // and accelerate's upcast of trainable parameters 1 : 1. Each shrinks toward float32 and no policy.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <rapidcheck/Gen.h>
 

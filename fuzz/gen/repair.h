@@ -3,7 +3,7 @@
 // applies it after assembly; shrinkable_from() applies it after every structural edit.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardfuzz::fuzz::gen {
 

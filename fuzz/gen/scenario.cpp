@@ -18,7 +18,7 @@
 #include <rapidcheck/gen/Select.h>
 #include <rapidcheck/gen/Transform.h>
 
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -53,11 +53,11 @@ rc::Gen<std::vector<BlockDraw>> blocks(const GenConfig& config, const BlockWeigh
   });
 }
 
-rc::Gen<fsdp::Profile> profile(const GenConfig& config) {
+rc::Gen<semantics::Profile> profile(const GenConfig& config) {
   // A failure is reported under the profile it was found in: the profile never shrinks.
   const auto names = config.profile.empty() ? rc::gen::element<std::string>("torch-2.11", "torch-2.9", "torch-2.7", "strict")
                                             : rc::gen::just(config.profile);
-  return rc::gen::map(names, [](const std::string& name) { return fsdp::Profile::named(name); });
+  return rc::gen::map(names, [](const std::string& name) { return semantics::Profile::named(name); });
 }
 
 rc::Gen<uint64_t> seed() {
@@ -124,7 +124,7 @@ rc::Gen<harness::Scenario> scenario(const GenConfig& config) {
                                 std::to_string(harness::ScenarioLimits::kMaxWorld) + "]");
   if (!config.profile.empty()) {
     try {
-      fsdp::Profile::named(config.profile);
+      semantics::Profile::named(config.profile);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(std::string("GenConfig.profile: ") + e.what());
     }

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "fuzz/gen/gen_config.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <rapidcheck/Gen.h>
 

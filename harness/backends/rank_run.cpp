@@ -2,7 +2,7 @@
 // process): its faults, meshes, model, wrapping, steps and records.
 #include "harness/backends/rank_run.h"
 
-#include "harness/model_builder.h"
+#include "harness/model/model_builder.h"
 #include "harness/subprocess/resident_set.h"
 #include "runtime/comm/faulty_communicator.h"
 #include "runtime/compat/torch_compat.h"

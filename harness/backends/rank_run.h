@@ -7,7 +7,7 @@
 #pragma once
 
 #include "harness/run_record.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 #include "harness/backends/run_options.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/memory/probe.h"

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "harness/conformance/replay.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <filesystem>
 #include <string>

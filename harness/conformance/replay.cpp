@@ -2,7 +2,7 @@
 #include "harness/conformance/replay.h"
 
 #include "harness/conformance/trace_scenario.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 #include "harness/files/json_files.h"
 #include "harness/backends/threads/threads_backend.h"
 
@@ -101,7 +101,7 @@ ConformanceResult replay_trace_file(const std::string& path) {
       // Written by an exported reproducer (shardfuzz export --torch): the scenario itself, run the
       // whole step, under the profile torch ran as.
       scenario = scenario_from_json(trace.at("shardfuzz_scenario"));
-      scenario.profile = fsdp::Profile::named(trace.at("profile").get<std::string>());
+      scenario.profile = semantics::Profile::named(trace.at("profile").get<std::string>());
       scenario.world_size = trace.at("world_size").get<int>();
       scenario.validate();
     } else {

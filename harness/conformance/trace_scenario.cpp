@@ -29,7 +29,7 @@ Scenario scenario_from_trace(const nlohmann::json& trace) {
     if (!known.count(key)) throw std::invalid_argument("scenario." + key + ": unknown key");
   Scenario s;
   s.name = j.contains("name") ? field<std::string>(j, "name", "a string") : "";
-  s.profile = fsdp::Profile::named(trace.at("profile").get<std::string>());
+  s.profile = semantics::Profile::named(trace.at("profile").get<std::string>());
   s.world_size = trace.at("world_size").get<int>();
   s.steps = static_cast<int>(trace.at("steps").size());
   s.input_per_rank = false;  // record.py: one torch.randn after manual_seed(0), reused

@@ -4,7 +4,7 @@
 // prefetch lists, forward/backward only.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,7 +4,7 @@
 // (huggingface/accelerate#3844) shows as float32 shards where bfloat16 was planned.
 #include "harness/properties/property.h"
 
-#include "harness/quoted.h"
+#include "harness/scenario/quoted.h"
 
 #include <ATen/ATen.h>
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "harness/run_record.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <functional>
 #include <string>

@@ -1,8 +1,8 @@
 // The reference, trained at most once per distinct scenario in a process (a few most recent kept).
 #include "harness/reference/reference.h"
 
-#include "harness/model_builder.h"
-#include "harness/scenario_json.h"
+#include "harness/model/model_builder.h"
+#include "harness/scenario/scenario_json.h"
 #include "runtime/train/reference.h"
 
 #include <atomic>

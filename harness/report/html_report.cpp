@@ -3,7 +3,7 @@
 #include "harness/report/html_report.h"
 
 #include "harness/report/markup.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
 #include <nlohmann/json.hpp>
 

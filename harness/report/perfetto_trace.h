@@ -8,7 +8,7 @@
 #pragma once
 
 #include "harness/run_record.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <nlohmann/json.hpp>
 

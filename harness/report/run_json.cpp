@@ -2,7 +2,7 @@
 #include "harness/report/run_json.h"
 
 #include "harness/run_record_json.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
 namespace shardfuzz::harness {
 

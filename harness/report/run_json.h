@@ -5,7 +5,7 @@
 
 #include "harness/properties/property.h"
 #include "harness/run_record.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <nlohmann/json.hpp>
 

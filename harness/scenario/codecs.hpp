@@ -3,7 +3,7 @@
 // Internal to harness/scenario (the field visitors use them).
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 #include "harness/scenario/field_visitors.hpp"
 
 namespace shardfuzz::harness::fields_detail {
@@ -42,22 +42,22 @@ struct Codec<fsdp::ReshardAfterForward> {
 
 // The profile by its name; reading parses it (its errors name the unknown base or switch).
 template <>
-struct Codec<fsdp::Profile> {
+struct Codec<semantics::Profile> {
   static constexpr bool omit_when_empty = false;
   static const char* type() { return "string"; }
   template <class Json>
-  static Json write(const fsdp::Profile& p) {
+  static Json write(const semantics::Profile& p) {
     return p.name;
   }
-  static fsdp::Profile read(const json& v, const std::string& path) {
+  static semantics::Profile read(const json& v, const std::string& path) {
     const std::string& name = read_string(v, path);
     try {
-      return fsdp::Profile::named(name);
+      return semantics::Profile::named(name);
     } catch (const std::invalid_argument& e) {
       reject(path, e.what());
     }
   }
-  static void check(const std::string&, const fsdp::Profile&) {}
+  static void check(const std::string&, const semantics::Profile&) {}
 };
 
 // One fault as JSON: {"kind", "rank", then the kind's own keys}. The JSON stays flat (the files

@@ -3,7 +3,7 @@
 // harness/scenario: the public API is scenario_json.h, Scenario::validate and format_table.h.
 #pragma once
 
-#include "harness/quoted.h"
+#include "harness/scenario/quoted.h"
 #include "harness/scenario/enum_names.h"
 #include "harness/scenario/fields.h"
 

@@ -4,7 +4,7 @@
 #include "harness/properties/property.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "harness/zoo/zoo_table.h"
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 
 namespace shardfuzz::harness::zoo {
 
@@ -16,9 +16,9 @@ std::vector<Blame> blame(const Scenario& sc, const RunRecord* failing_run) {
   }
   const RunRecord& failing = failing_run ? *failing_run : own;
   std::vector<Blame> out;
-  for (const fsdp::Profile::Switch* s : sc.profile.deviations_from_strict()) {
+  for (const semantics::Profile::Switch* s : sc.profile.deviations_from_strict()) {
     Scenario flipped = sc;
-    flipped.profile = fsdp::Profile::named(sc.profile.without(*s));
+    flipped.profile = semantics::Profile::named(sc.profile.without(*s));
     const RunRecord run = run_threads(flipped);
     if (first_failure(check_properties(flipped, run))) continue;
     const ZooRow* row = row_for(s->name, sc, failing);

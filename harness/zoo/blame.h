@@ -6,7 +6,7 @@
 #pragma once
 
 #include "harness/run_record.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <string>
 #include <vector>

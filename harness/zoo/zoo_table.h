@@ -6,7 +6,7 @@
 #pragma once
 
 #include "harness/run_record.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <string>
 #include <vector>
@@ -25,7 +25,7 @@ enum class Discriminator {
 
 struct ZooRow {
   const char* row;          // "1".."15" (bug-zoo.md) or "S2".."S6" (the source-reading rows)
-  const char* switch_name;  // the runtime/fsdp/profile.h switch that reproduces it
+  const char* switch_name;  // the runtime/semantics/profile.h switch that reproduces it
   Discriminator when;
   bool injected;            // an injected defect rather than a released version's behaviour
   const char* upstream;     // the upstream reference

@@ -152,7 +152,7 @@ void ParamGroup::backward_prefetch() {
 
 void ParamGroup::prefetch_unshard(ParamGroup& target, Pass pass, const std::string& issuer) {
   nlohmann::json detail = {{"target", target.name_}, {"pass", to_string(pass)}};
-  const Profile& profile = target.runtime_.profile();
+  const semantics::Profile& profile = target.runtime_.profile();
   const bool pointless = pass == Pass::Backward && (target.training_state_ == TrainingState::PostBackward ||
                                                     !target.expects_backward_);
   if (profile.prefetch_skips_groups_without_pending_backward && pointless) {

@@ -8,7 +8,7 @@
 
 namespace shardfuzz::fsdp {
 
-RankRuntime::RankRuntime(int rank, Profile profile, memory::Probe probe)
+RankRuntime::RankRuntime(int rank, semantics::Profile profile, memory::Probe probe)
     : rank_(rank), profile_(std::move(profile)), probe_(probe), ledger_(std::make_shared<memory::Ledger>(rank)) {
   probe_.reset_peak(rank_);
   baseline_bytes_ = probe_.bytes(rank_).current;

@@ -3,7 +3,7 @@
 // snapshots: which hold a pending all-gather, which are unsharded).
 #pragma once
 
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 #include "runtime/memory/ledger.h"
 #include "runtime/memory/probe.h"
 #include "runtime/memory/timeline.h"
@@ -22,12 +22,12 @@ class ParamGroup;
 class RankRuntime {
  public:
   // `probe`: where this rank's tensors live and its bytes are read (the CPU allocator by default).
-  RankRuntime(int rank, Profile profile, memory::Probe probe = memory::Probe::cpu());
+  RankRuntime(int rank, semantics::Profile profile, memory::Probe probe = memory::Probe::cpu());
   RankRuntime(const RankRuntime&) = delete;
   RankRuntime& operator=(const RankRuntime&) = delete;
 
   int rank() const { return rank_; }
-  const Profile& profile() const { return profile_; }
+  const semantics::Profile& profile() const { return profile_; }
   const memory::Probe& probe() const { return probe_; }
   memory::Ledger& ledger() { return *ledger_; }
   const std::shared_ptr<memory::Ledger>& ledger_ptr() const { return ledger_; }
@@ -55,7 +55,7 @@ class RankRuntime {
 
  private:
   int rank_;
-  Profile profile_;
+  semantics::Profile profile_;
   memory::Probe probe_;
   std::shared_ptr<memory::Ledger> ledger_;
   memory::Timeline timeline_;

@@ -1,7 +1,7 @@
 // Parity: after 3 steps, losses and every local shard equal the unsharded single-rank reference
 // (same seed, every rank's batch, loss averaged over ranks) within 1e-5 relative — world 1-4,
 // nested experts groups and HSDP experts, AC off / non-reentrant / reentrant, SGD and AdamW.
-#include "harness/model_builder.h"
+#include "harness/model/model_builder.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "runtime/nn/model.h"
 #include "runtime/train/reference.h"

@@ -4,8 +4,8 @@
 // block's backward (the head's, then each later block's experts) and the allocator shows exactly
 // those bytes; under torch-2.11 and strict nothing stale, and per-layer growth is only the block's
 // sharded grads. The ungated block (x + experts(x)) leaks under no profile, as on real FSDP2.
-#include "harness/layer_table.h"
-#include "harness/standard_scenarios.h"
+#include "harness/report/layer_table.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 
 #include <gtest/gtest.h>

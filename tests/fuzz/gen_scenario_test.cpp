@@ -3,7 +3,7 @@
 // pinned settings hold, and the shapes the campaign needs come up often enough.
 #include "fuzz/gen/generate.h"
 #include "fuzz/gen/scenario.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 #include "tests/fuzz/rc_property.h"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 #include "fuzz/gen/repair.h"
 
 #include "fuzz/gen/generate.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "fuzz/campaign.h"
 
 #include "fuzz/gen/generate.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
 #include <gtest/gtest.h>
 
@@ -131,7 +131,7 @@ Scenario hand_made_large() {
   Scenario sc;
   sc.name = "hand-made";
   sc.seed = 7;
-  sc.profile = fsdp::Profile::named("torch-2.9");
+  sc.profile = semantics::Profile::named("torch-2.9");
   sc.world_size = 8;
   sc.expert_shard_size = 4;
   sc.steps = 3;
@@ -302,7 +302,7 @@ TEST(Shrink, SeedLeakWithRoutedMoeAndExpertParallelShrinksToOneBlock) {
   sc.world_size = 4;
   sc.expert_shard_size = 2;
   sc.expert_parallel = true;
-  sc.profile = fsdp::Profile::named("torch-2.9");
+  sc.profile = semantics::Profile::named("torch-2.9");
   sc.dims.dim = 16;
   sc.dims.hidden = 16;
   sc.dims.experts = 4;

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "harness/properties/property.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
 #include <gtest/gtest.h>
 

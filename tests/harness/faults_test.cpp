@@ -6,8 +6,8 @@
 #include "fuzz/gen/generate.h"
 #include "fuzz/shrink.h"
 #include "harness/properties/property.h"
-#include "harness/scenario_json.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/scenario_json.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "tests/harness/fault_test_support.h"
 

@@ -4,8 +4,8 @@
 // reported first on its rank, at its step, before the reduce-scatter, in that module's group;
 // both round-trip through JSON and reject bad fields by name.
 #include "harness/properties/property.h"
-#include "harness/scenario_json.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/scenario_json.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "runtime/memory/counting_allocator.h"
 #include "tests/harness/fault_test_support.h"

@@ -21,7 +21,7 @@ Scenario hsdp_scenario(const std::string& profile, int blocks, const std::string
   sc.seed = 7;
   sc.world_size = 4;
   sc.expert_shard_size = 2;
-  sc.profile = fsdp::Profile::named(profile);
+  sc.profile = semantics::Profile::named(profile);
   sc.steps = 1;
   sc.dims.dim = 16;
   sc.dims.hidden = 16;

@@ -3,7 +3,7 @@
 // each rank has its process, the train thread and one thread per group, forward and backward
 // slices, counters; a recovered step's failed run is closed by its "recovered" instant.
 #include "harness/report/perfetto_trace.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "tests/harness/fault_test_support.h"
 

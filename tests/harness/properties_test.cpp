@@ -3,7 +3,7 @@
 // frozen-prefix implicit prefetch (a shipped torch limitation) fails it under torch-2.11 but not
 // strict; the standard small scenario passes every property under strict.
 #include "harness/properties/property.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ TEST(Properties, FrozenPrefixPrefetchIsAFindingUnderTorch211ButNotStrict) {
   std::string v = verdict_of(sc);
   EXPECT_EQ(v.rfind("per_layer_return_to_baseline", 0), 0u) << v;
   EXPECT_NE(v.find("layers.0"), std::string::npos) << v;  // block 0 never runs backward, yet was prefetched
-  sc.profile = fsdp::Profile::named("strict");
+  sc.profile = semantics::Profile::named("strict");
   EXPECT_EQ(verdict_of(sc), "pass");
 }
 

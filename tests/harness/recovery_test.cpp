@@ -4,7 +4,7 @@
 // and training ends with parity intact; the timeline holds each step once and the failed run sits
 // in the recovery record. Without recovery the same faults stop the run.
 #include "harness/properties/property.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "tests/harness/fault_test_support.h"
 

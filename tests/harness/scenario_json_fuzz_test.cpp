@@ -5,7 +5,7 @@
 // properties run). Generators: random bytes, random JSON values over the schema's vocabulary,
 // valid scenarios with structural and textual mutations, and random dims x block counts around
 // the size budget. 10,000 cases in all.
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -196,7 +196,7 @@ rc::Gen<Scenario> valid_scenarios() {
     s.world_size = *rc::gen::element(1, 2, 4, 8);
     const std::vector<int> ws = divisors(s.world_size);
     s.expert_shard_size = *rc::gen::oneOf(rc::gen::just(0), rc::gen::elementOf(ws));
-    s.profile = fsdp::Profile::named(*rc::gen::element<std::string>("torch-2.9", "torch-2.11", "strict"));
+    s.profile = semantics::Profile::named(*rc::gen::element<std::string>("torch-2.9", "torch-2.11", "strict"));
     s.steps = *rc::gen::inRange(1, 5);
     s.dims = {*rc::gen::element<int64_t>(8, 16, 24), *rc::gen::element<int64_t>(4, 8, 12, 6),
               *rc::gen::inRange<int64_t>(1, 5), *rc::gen::inRange<int64_t>(1, 9)};

@@ -1,7 +1,7 @@
 // Scenario JSON: exact round trips of hand-made scenarios, defaults for missing keys, and the
 // reader's rejections (unknown and duplicate keys, wrong types, integer ranges, syntax errors with
 // their byte offset, nesting, size, unreadable files), each naming the JSON path.
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@ Scenario example() {
   s.seed = 7;
   s.world_size = 4;
   s.expert_shard_size = 2;
-  s.profile = fsdp::Profile::named("torch-2.9");
+  s.profile = semantics::Profile::named("torch-2.9");
   BlockSpec b;
   b.kind = BlockSpec::Kind::Moe;
   b.gated = true;
@@ -53,7 +53,7 @@ Scenario everything_set() {
   s.seed = std::numeric_limits<uint64_t>::max();
   s.world_size = 8;
   s.expert_shard_size = 4;
-  s.profile = fsdp::Profile::named("strict");
+  s.profile = semantics::Profile::named("strict");
   s.steps = 1000;
   s.dims = {32, 12, 3, 5};
   s.loss = "sum";

@@ -1,8 +1,8 @@
 // Scenario's model paths and parameter bytes (checked against the model nn/ really builds), and
 // validate(): one test per rule family, each asserting the JSON path that starts the message.
-#include "harness/scenario.h"
-#include "harness/scenario_json.h"
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/scenario.h"
+#include "harness/scenario/scenario_json.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "runtime/nn/model.h"
 
 #include <gtest/gtest.h>
@@ -183,13 +183,13 @@ TEST(ScenarioValidate, ProfileStepsDtypeLoss) {
   };
   EXPECT_EQ(read_error("torch-3.0").rfind("profile: profile: unknown base 'torch-3.0'", 0), 0u) << read_error("torch-3.0");
   EXPECT_EQ(read_error("strict+nonsense").rfind("profile: profile: unknown switch 'nonsense'", 0), 0u);
-  expect_accepted([](Scenario& s) { s.profile = fsdp::Profile::named("strict+experts_skip_empty"); });
-  expect_accepted([](Scenario& s) { s.profile = fsdp::Profile::named("torch-2.9~post_forward_reshards_during_backward"); });
-  expect_accepted([](Scenario& s) { s.profile = fsdp::Profile::named("torch-2.7"); });
+  expect_accepted([](Scenario& s) { s.profile = semantics::Profile::named("strict+experts_skip_empty"); });
+  expect_accepted([](Scenario& s) { s.profile = semantics::Profile::named("torch-2.9~post_forward_reshards_during_backward"); });
+  expect_accepted([](Scenario& s) { s.profile = semantics::Profile::named("torch-2.7"); });
   expect_rejected([](Scenario& s) { s.micro_batches = 0; }, "micro_batches: 0 outside [1, 64]");
   expect_rejected([](Scenario& s) { s.forwards_per_backward = 17; }, "forwards_per_backward: 17 outside [1, 16]");
-  expect_accepted([](Scenario& s) { s.profile = fsdp::Profile::named("strict"); });
-  expect_accepted([](Scenario& s) { s.profile = fsdp::Profile::named("torch-2.9"); });
+  expect_accepted([](Scenario& s) { s.profile = semantics::Profile::named("strict"); });
+  expect_accepted([](Scenario& s) { s.profile = semantics::Profile::named("torch-2.9"); });
   expect_rejected([](Scenario& s) { s.steps = 0; }, "steps: 0 outside [1, 1000]");
   expect_rejected([](Scenario& s) { s.steps = 1001; }, "steps: 1001 outside [1, 1000]");
   expect_rejected([](Scenario& s) { s.dtype = "float16"; }, "dtype: \"float16\" is not a dtype (float32, bfloat16)");

@@ -1,8 +1,8 @@
 // Soak: a scenario run for many steps keeps every rank's step-end allocator bytes equal and the
 // resident set flat; a per-step allocator drift or resident-set growth fails naming rank, step and
 // bytes; too short a run is skipped.
-#include "harness/soak.h"
-#include "harness/standard_scenarios.h"
+#include "harness/soak/soak.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 // The real worker runs on the GPU machine (docs/torch-backend.md has its figures).
 #include "harness/files/json_files.h"
 #include "harness/properties/property.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 #include "harness/files/temp_dir.h"
 #include "harness/backends/torch/torch_recording.h"
 #include "harness/backends/torch/torch_worker.h"

@@ -5,7 +5,7 @@
 // ctest (tests/conformance/torch-2.11-generated).
 #include "harness/files/json_files.h"
 #include "harness/reproducer.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 #include "harness/backends/torch/repro_script.h"
 
 #include <gtest/gtest.h>
@@ -63,7 +63,7 @@ TEST(TorchExport, SeedReproducerEmitsTheReviewedScenarioSection) {
   const std::string announced = ": FSDPParamGroup.post_forward is recompiled";
   EXPECT_NE(script.find("Profile torch-2.9" + announced), std::string::npos);
   Scenario as_shipped = r.scenario;
-  as_shipped.profile = fsdp::Profile::named("torch-2.11");
+  as_shipped.profile = semantics::Profile::named("torch-2.11");
   EXPECT_EQ(torch_repro_script(as_shipped).find(announced), std::string::npos);
 }
 

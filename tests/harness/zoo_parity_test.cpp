@@ -7,7 +7,7 @@
 // bfloat16 reduction, accelerate's float32 masters for trainable parameters). Every property must
 // pass, and every LoRA adapter must both match the reference and have moved from its init (a
 // parity of two untouched tensors would prove nothing).
-#include "harness/model_builder.h"
+#include "harness/model/model_builder.h"
 #include "harness/properties/property.h"
 #include "harness/backends/threads/threads_backend.h"
 
@@ -42,7 +42,7 @@ Scenario zoo_scenario(const ZooCase& c) {
   sc.name = "zoo " + name_of(c);
   sc.seed = 1234;
   sc.world_size = c.world;
-  sc.profile = fsdp::Profile::named("strict");
+  sc.profile = semantics::Profile::named("strict");
   sc.steps = 2;
   sc.dims.dim = 8;
   sc.dims.hidden = 8;

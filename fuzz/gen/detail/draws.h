@@ -5,7 +5,7 @@
 // lists meaningful. Internal to fuzz/gen.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <array>
 #include <cstddef>

@@ -6,7 +6,7 @@
 #include "harness/backends/rank_run.h"
 #include "harness/reference/reference.h"
 #include "harness/run_record_json.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 #include "harness/subprocess/child.h"
 #include "harness/subprocess/exit_status.h"
 #include "runtime/comm/nccl_world.h"

@@ -3,7 +3,7 @@
 
 #include "harness/backends/rank_run.h"
 #include "harness/run_record_json.h"
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 #include "runtime/comm/nccl_world.h"
 #include "runtime/comm/store_world.h"
 #include "runtime/compat/torch_compat.h"

@@ -5,7 +5,7 @@
 #include "harness/backends/backend.h"
 #include "harness/backends/run_options.h"
 #include "harness/run_record.h"
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <memory>
 

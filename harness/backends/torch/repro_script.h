@@ -7,7 +7,7 @@
 // the script), so the seed leak shows on torch 2.11.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <string>
 

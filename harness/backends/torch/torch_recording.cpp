@@ -1,7 +1,7 @@
 // Reading the torch worker's rank-R.json documents.
 #include "harness/backends/torch/torch_recording.h"
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <ATen/ATen.h>
 

@@ -1,5 +1,5 @@
 // Quoting for error messages.
-#include "harness/quoted.h"
+#include "harness/scenario/quoted.h"
 
 #include <cstdio>
 

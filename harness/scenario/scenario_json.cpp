@@ -2,9 +2,9 @@
 // it, names the JSON path of what it rejects, never dumps a whole (possibly huge or deep) value
 // into a message, and leaves the size budget to Scenario::validate, which runs before anything is
 // built.
-#include "harness/scenario_json.h"
+#include "harness/scenario/scenario_json.h"
 
-#include "harness/quoted.h"
+#include "harness/scenario/quoted.h"
 #include "harness/scenario/codecs.hpp"
 
 #include <cerrno>

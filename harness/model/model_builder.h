@@ -2,7 +2,7 @@
 // upstream requires), each with its options and mesh, then the explicit prefetch lists.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/fsdp/rank_runtime.h"
 #include "runtime/mesh/device_mesh.h"

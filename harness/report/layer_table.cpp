@@ -1,5 +1,5 @@
 // Reading the per-layer table off a timeline.
-#include "harness/layer_table.h"
+#include "harness/report/layer_table.h"
 
 #include <algorithm>
 #include <iomanip>

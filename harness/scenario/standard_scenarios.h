@@ -3,7 +3,7 @@
 // the benchmarks. Plain functions of plain data.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <string>
 

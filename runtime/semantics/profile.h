@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace shardfuzz::fsdp {
+namespace shardfuzz::semantics {
 
 struct Profile {
   std::string name;  // as given: "torch-2.9~post_forward_reshards_during_backward"
@@ -112,4 +112,4 @@ struct Profile {
   std::string without(const Switch& s) const;
 };
 
-}  // namespace shardfuzz::fsdp
+}  // namespace shardfuzz::semantics

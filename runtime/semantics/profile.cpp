@@ -1,12 +1,12 @@
 // The base profiles, the switch registry and "base+switch" composition. Adding a profile means
 // adding a base here; adding a difference means adding a switch (and its registry row).
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
 
-namespace shardfuzz::fsdp {
+namespace shardfuzz::semantics {
 namespace {
 
 std::string joined(const std::vector<std::string>& names) {
@@ -103,4 +103,4 @@ std::vector<const Profile::Switch*> Profile::deviations_from_strict() const {
 
 std::string Profile::without(const Switch& s) const { return name + "~" + s.name; }
 
-}  // namespace shardfuzz::fsdp
+}  // namespace shardfuzz::semantics

@@ -1,10 +1,10 @@
 // A Scenario's model paths, its size, and its validation: every rule names the JSON path of the
 // first bad value, and the size budget is plain arithmetic, checked before anything is built.
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
-#include "harness/quoted.h"
+#include "harness/scenario/quoted.h"
 #include "harness/scenario/codecs.hpp"
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // The soak run and its check.
-#include "harness/soak.h"
+#include "harness/soak/soak.h"
 
 #include "harness/backends/threads/threads_backend.h"
 

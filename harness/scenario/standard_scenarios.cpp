@@ -1,5 +1,5 @@
 // The named scenarios.
-#include "harness/standard_scenarios.h"
+#include "harness/scenario/standard_scenarios.h"
 
 namespace shardfuzz::harness {
 
@@ -7,7 +7,7 @@ Scenario nested_experts_scenario(int blocks, bool gated, int world_size, const s
   Scenario s;
   s.name = std::string(gated ? "gated" : "ungated") + "-moe-nested-experts-ac";
   s.world_size = world_size;
-  s.profile = fsdp::Profile::named(profile);
+  s.profile = semantics::Profile::named(profile);
   s.steps = steps;
   s.dims = {64, 128, 4, 32};
   s.optimizer.lr = 1e-3;  // the loss is a plain sum over 32 x 64 outputs: keep steps finite

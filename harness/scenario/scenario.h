@@ -10,7 +10,7 @@
 #include "harness/scenario/fields.h"
 #include "runtime/ac/checkpoint.h"
 #include "runtime/fsdp/options.h"
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 #include "runtime/train/optimizer.h"
 
 #include <cstdint>
@@ -237,7 +237,7 @@ struct Scenario {
   uint64_t seed = 0;
   int world_size = 2;
   int expert_shard_size = 0;  // 0: the experts mesh is the world; k: ep = world/k x dp_mod_ep = k
-  fsdp::Profile profile = fsdp::Profile::named("torch-2.11");  // parsed once, as read
+  semantics::Profile profile = semantics::Profile::named("torch-2.11");  // parsed once, as read
   int steps = 2;
   Dims dims;
   std::string dtype = "float32";  // the model's parameters as loaded ("float32", "bfloat16")

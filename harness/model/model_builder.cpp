@@ -1,8 +1,8 @@
 // Model construction and wrapping for a Scenario.
-#include "harness/model_builder.h"
+#include "harness/model/model_builder.h"
 
 #include "runtime/fsdp/fully_shard.h"
-#include "runtime/fsdp/profile.h"
+#include "runtime/semantics/profile.h"
 #include "runtime/nn/ops.h"
 #include "runtime/nn/routed_moe.h"
 
@@ -76,7 +76,7 @@ at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forwa
 train::StepPlan step_plan(const Scenario& sc) { return {sc.micro_batches, sc.forwards_per_backward, sc.eval_forward}; }
 
 std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& options) {
-  const fsdp::Profile& profile = sc.profile;
+  const semantics::Profile& profile = sc.profile;
   nn::ModelConfig cfg;
   cfg.dim = sc.dims.dim;
   cfg.experts = sc.dims.experts;

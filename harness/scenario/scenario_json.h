@@ -5,7 +5,7 @@
 // describes the format.
 #pragma once
 
-#include "harness/scenario.h"
+#include "harness/scenario/scenario.h"
 
 #include <nlohmann/json.hpp>
 
