@@ -1,7 +1,7 @@
 // --backend and its options, shared by run, fuzz, shrink and replay.
 #pragma once
 
-#include "harness/backends/registry.h"
+#include "harness/backends/registry/registry.h"
 
 #include <CLI/App.hpp>
 

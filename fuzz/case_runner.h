@@ -9,7 +9,7 @@
 #include "harness/backends/backend.h"
 #include "harness/properties/property.h"
 #include "harness/isolation/worker_process.h"
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 #include "harness/zoo/blame.h"
 

@@ -5,6 +5,7 @@
 #include "fuzz/gen/block.h"
 #include "fuzz/gen/choice.h"
 #include "fuzz/gen/detail/assemble.h"
+#include "fuzz/gen/repair.h"
 #include "fuzz/gen/dims.h"
 #include "fuzz/gen/faults.h"
 #include "fuzz/gen/list.h"
@@ -133,7 +134,7 @@ rc::Gen<harness::Scenario> scenario(const GenConfig& config) {
       {3, detail::scenario_draw(config, detail::plain_weights())},
       {1, detail::scenario_draw(config, detail::upstream_shape_weights())},
   });
-  return rc::gen::map(draws, &detail::assemble);
+  return rc::gen::map(draws, [](const detail::ScenarioDraw& d) { return repair(detail::assemble(d)); });
 }
 
 }  // namespace shardfuzz::fuzz::gen

@@ -2,10 +2,10 @@
 // threads, the embedded default); the process and nccl backends on the native runtime in rank
 // processes; the torch backend on PyTorch's own fully_shard through a long-lived worker. All
 // return a RunRecord, so the same properties, shrinking and reproducers apply; RunRecord::observed
-// says what a backend could not see. registry.h makes them by name.
+// says what a backend could not see. registry/registry.h makes them by name.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <string>

@@ -6,7 +6,7 @@
 // runs its ranks through it, and a sibling folder's internals would tie process/ to threads/.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 #include "harness/backends/run_options.h"
 #include "runtime/comm/communicator.h"

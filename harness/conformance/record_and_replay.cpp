@@ -1,7 +1,7 @@
 // Record on PyTorch, replay natively.
 #include "harness/conformance/record_and_replay.h"
 
-#include "harness/backends/registry.h"
+#include "harness/backends/registry/registry.h"
 #include "harness/reproducer.h"
 #include "harness/backends/torch/repro_script.h"
 

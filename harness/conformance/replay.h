@@ -3,7 +3,7 @@
 // all-gather / unsharded sets after the event.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "runtime/memory/timeline.h"
 
 #include <nlohmann/json.hpp>

@@ -39,93 +39,110 @@ std::vector<std::string> backward_again(const std::vector<memory::TimelineEvent>
 
 bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+// The exact ledger checks at one post_backward: no finished group (that will not run backward again
+// in this pass) holds a pending all-gather or unsharded params, and only this group holds its HSDP
+// reduce output (reduce_dtype != the parameters' dtype: an older group's still alive grows memory by
+// one buffer per layer). "" when it holds.
+std::string ledger_at_post_backward(const RankRecord& r, const std::vector<memory::TimelineEvent>& events, std::size_t k) {
+  const auto& e = events[k];
+  const auto again = backward_again(events, k);
+  std::vector<std::string> stale;
+  for (const auto& g : e.stale_all_gathers())
+    if (!contains(again, g)) stale.push_back(g);
+  if (!stale.empty()) {
+    std::ostringstream os;
+    int64_t bytes = 0;
+    for (const auto& g : stale) bytes += e.pending_all_gather_bytes.at(g);
+    os << where(r, e) << ": " << stale.size() << " group(s) that already finished backward hold a pending "
+       << "all-gather (" << bytes << " bytes):";
+    for (const auto& g : stale) os << " " << g << " (" << e.pending_all_gather_bytes.at(g) << " B)";
+    return os.str();
+  }
+  for (const auto& g : e.unsharded)
+    if (contains(e.finished_backward, g) && !contains(again, g))
+      return where(r, e) + ": group " + g + " finished backward but its parameters are still unsharded";
+  std::vector<std::string> kept;
+  int64_t kept_bytes = 0;
+  for (const auto& [g, b] : e.all_reduce_input_bytes)
+    if (g != e.group) kept.push_back(g + " (" + std::to_string(b) + " B)"), kept_bytes += b;
+  if (kept.empty()) return "";
+  std::ostringstream os;
+  os << where(r, e) << ": " << kept.size() << " group(s) that already reduced still hold their HSDP reduce "
+     << "output (all_reduce_input, " << kept_bytes << " bytes):";
+  for (const auto& g : kept) os << " " << g;
+  return os.str();
+}
+
+// The allocator's growth from the previous block's post_backward to this one, against what the
+// ledger explains. "" when within the tolerance.
+std::string growth_since(const RankRecord& r, const memory::TimelineEvent& prev, const memory::TimelineEvent& e) {
+  const int64_t growth = e.allocated_bytes - prev.allocated_bytes;
+  const int64_t explained = (e.ledger_total() - e.stale_all_gather_bytes() + e.unsharded_grad_bytes) -
+                            (prev.ledger_total() - prev.stale_all_gather_bytes() + prev.unsharded_grad_bytes);
+  const int64_t tolerance =
+      Tolerances::kLayerGrowthBytes + static_cast<int64_t>(Tolerances::kLayerGrowthFraction * std::llabs(explained));
+  if (growth <= explained + tolerance) return "";
+  return where(r, e) + ": allocator grew " + std::to_string(growth) + " bytes since " + prev.group +
+         "'s post_backward, the ledger explains " + std::to_string(explained) + " (tolerance " +
+         std::to_string(tolerance) + "): " + std::to_string(growth - explained) + " bytes unaccounted";
+}
+
+// An all-gather finalize_backward dropped unconsumed: where it was issued and how long it lived.
+std::string dropped_at_finalize(const RankRecord& r, const std::vector<memory::TimelineEvent>& events, std::size_t k) {
+  const auto& e = events[k];
+  std::string issued = "earlier";
+  int64_t bytes = 0;
+  int blocks_after = 0;
+  for (std::size_t j = k; j-- > 0;) {
+    const auto& before = events[j];
+    if (bytes == 0 && before.pending_all_gather_bytes.count(e.group)) bytes = before.pending_all_gather_bytes.at(e.group);
+    if (before.event == "post_backward" && is_block(before.group)) ++blocks_after;
+    if (before.event == "prefetch" && before.detail.value("target", "") == e.group) {
+      issued = "by " + before.group + "'s " + before.detail.value("pass", "") + " prefetch";
+      break;
+    }
+  }
+  return where(r, e) + ": the all-gather of " + e.group + " (" + std::to_string(bytes) + " bytes), issued " + issued +
+         ", was never consumed and lived until the end of backward (" + std::to_string(blocks_after) +
+         " block backward(s) later)";
+}
+
+// One rank's one step; "" when every layer returned to baseline.
+std::string check_step(const Scenario& sc, const RunRecord& run, const RankRecord& r, int step) {
+  std::vector<memory::TimelineEvent> events;  // both categories: the train events delimit backward passes
+  for (const auto& e : r.timeline)
+    if (e.step == step) events.push_back(e);
+  // With several forwards per backward a block runs backward once per use and the engine
+  // interleaves the uses: the allocator comparison between consecutive blocks no longer isolates
+  // one layer, so only the exact ledger checks apply.
+  const bool compare_allocator = sc.forwards_per_backward == 1 && run.observed.allocator && run.observed.ledger;
+  const memory::TimelineEvent* prev_block = nullptr;
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    const auto& e = events[k];
+    if (e.category != "fsdp") {
+      prev_block = nullptr;  // a new phase (micro-batch forward or backward): compare within one backward only
+      continue;
+    }
+    if (e.event == "post_backward") {
+      if (std::string m = ledger_at_post_backward(r, events, k); !m.empty()) return m;
+      if (is_block(e.group) && compare_allocator) {
+        if (prev_block)
+          if (std::string m = growth_since(r, *prev_block, e); !m.empty()) return m;
+        prev_block = &e;
+      }
+    }
+    if (e.event == "finalize_backward" && e.detail.value("dropped_pending_all_gather", false))
+      return dropped_at_finalize(r, events, k);
+  }
+  return "";
+}
+
 }  // namespace
 
 Verdict check_per_layer_return_to_baseline(const Scenario& sc, const RunRecord& run) {
-  for (const RankRecord& r : run.ranks) {
-    for (int step = 0; step < sc.steps; ++step) {
-      std::vector<memory::TimelineEvent> events;  // both categories: the train events delimit backward passes
-      for (const auto& e : r.timeline)
-        if (e.step == step) events.push_back(e);
-      const memory::TimelineEvent* prev_block = nullptr;
-      for (std::size_t k = 0; k < events.size(); ++k) {
-        const auto& e = events[k];
-        if (e.category != "fsdp") {
-          prev_block = nullptr;  // a new phase (micro-batch forward or backward): compare within one backward only
-          continue;
-        }
-        if (e.event == "post_backward") {
-          const auto again = backward_again(events, k);
-          std::vector<std::string> stale;
-          for (const auto& g : e.stale_all_gathers())
-            if (!contains(again, g)) stale.push_back(g);
-          if (!stale.empty()) {
-            std::ostringstream os;
-            int64_t bytes = 0;
-            for (const auto& g : stale) bytes += e.pending_all_gather_bytes.at(g);
-            os << where(r, e) << ": " << stale.size() << " group(s) that already finished backward hold a pending "
-               << "all-gather (" << bytes << " bytes):";
-            for (const auto& g : stale) os << " " << g << " (" << e.pending_all_gather_bytes.at(g) << " B)";
-            return fail(os.str());
-          }
-          for (const auto& g : e.unsharded)
-            if (contains(e.finished_backward, g) && !contains(again, g))
-              return fail(where(r, e) + ": group " + g + " finished backward but its parameters are still unsharded");
-          // HSDP's reduce output (reduce_dtype != the parameters' dtype) is needed only until the next
-          // group reduces: an older group's still alive grows memory by one buffer per layer.
-          std::vector<std::string> kept;
-          int64_t kept_bytes = 0;
-          for (const auto& [g, b] : e.all_reduce_input_bytes)
-            if (g != e.group) kept.push_back(g + " (" + std::to_string(b) + " B)"), kept_bytes += b;
-          if (!kept.empty()) {
-            std::ostringstream os;
-            os << where(r, e) << ": " << kept.size() << " group(s) that already reduced still hold their HSDP reduce "
-               << "output (all_reduce_input, " << kept_bytes << " bytes):";
-            for (const auto& k : kept) os << " " << k;
-            return fail(os.str());
-          }
-          // With several forwards per backward a block runs backward once per use and the engine
-          // interleaves the uses: the allocator comparison between consecutive blocks no longer
-          // isolates one layer, so only the exact ledger checks above apply.
-          if (is_block(e.group) && sc.forwards_per_backward == 1 && run.observed.allocator && run.observed.ledger) {
-            if (prev_block) {
-              const int64_t growth = e.allocated_bytes - prev_block->allocated_bytes;
-              const int64_t explained =
-                  (e.ledger_total() - e.stale_all_gather_bytes() + e.unsharded_grad_bytes) -
-                  (prev_block->ledger_total() - prev_block->stale_all_gather_bytes() + prev_block->unsharded_grad_bytes);
-              const int64_t tolerance = Tolerances::kLayerGrowthBytes +
-                                        static_cast<int64_t>(Tolerances::kLayerGrowthFraction * std::llabs(explained));
-              if (growth > explained + tolerance)
-                return fail(where(r, e) + ": allocator grew " + std::to_string(growth) + " bytes since " +
-                            prev_block->group + "'s post_backward, the ledger explains " + std::to_string(explained) +
-                            " (tolerance " + std::to_string(tolerance) + "): " +
-                            std::to_string(growth - explained) + " bytes unaccounted");
-            }
-            prev_block = &e;
-          }
-        }
-        if (e.event == "finalize_backward" && e.detail.value("dropped_pending_all_gather", false)) {
-          // Find where the dropped all-gather was issued, to say how long it lived.
-          std::string issued = "earlier";
-          int64_t bytes = 0;
-          int blocks_after = 0;
-          for (std::size_t j = k; j-- > 0;) {
-            const auto& before = events[j];
-            if (bytes == 0 && before.pending_all_gather_bytes.count(e.group))
-              bytes = before.pending_all_gather_bytes.at(e.group);
-            if (before.event == "post_backward" && is_block(before.group)) ++blocks_after;
-            if (before.event == "prefetch" && before.detail.value("target", "") == e.group) {
-              issued = "by " + before.group + "'s " + before.detail.value("pass", "") + " prefetch";
-              break;
-            }
-          }
-          return fail(where(r, e) + ": the all-gather of " + e.group + " (" + std::to_string(bytes) +
-                      " bytes), issued " + issued + ", was never consumed and lived until the end of backward (" +
-                      std::to_string(blocks_after) + " block backward(s) later)");
-        }
-      }
-    }
-  }
+  for (const RankRecord& r : run.ranks)
+    for (int step = 0; step < sc.steps; ++step)
+      if (std::string m = check_step(sc, run, r, step); !m.empty()) return fail(m);
   return {"per_layer_return_to_baseline", true, false, "every layer returned to baseline"};
 }
 

@@ -3,7 +3,7 @@
 // name is the identity shrinking preserves.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <functional>

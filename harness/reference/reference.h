@@ -5,7 +5,7 @@
 // plan or the name) serves blame's flipped profiles and repeated runs without training it again.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <ATen/core/Tensor.h>

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "harness/properties/property.h"
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <string>

@@ -4,7 +4,7 @@
 // test asserts on it.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 
 #include <cstdint>
 #include <string>

@@ -7,7 +7,7 @@
 // pending all-gathers). A step's failed run (recovery) stays in place, closed by "recovered".
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // A run as JSON.
 #include "harness/report/run_json.h"
 
-#include "harness/run_record_json.h"
+#include "harness/run/run_record_json.h"
 #include "harness/scenario/scenario_json.h"
 
 namespace shardfuzz::harness {

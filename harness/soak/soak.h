@@ -7,7 +7,7 @@
 // The timeline is off for a soak: it would grow by design.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <cstdint>

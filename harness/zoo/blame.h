@@ -5,7 +5,7 @@
 // (harness/zoo/zoo_table.h: e.g. the recompute leak is row 1 under reentrant AC and row 5 otherwise).
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <string>

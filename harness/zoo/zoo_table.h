@@ -5,7 +5,7 @@
 // reads it; nothing else maps switches to rows.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <string>

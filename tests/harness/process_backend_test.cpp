@@ -5,7 +5,7 @@
 #include "harness/backends/process/process_backend.h"
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
-#include "harness/run_record_json.h"
+#include "harness/run/run_record_json.h"
 #include "harness/files/temp_dir.h"
 #include "harness/backends/threads/threads_backend.h"
 

@@ -1,7 +1,6 @@
 // Assembly of the generator's draws into a Scenario.
 #include "fuzz/gen/detail/assemble.h"
 
-#include "fuzz/gen/repair.h"
 
 namespace shardfuzz::fuzz::gen::detail {
 
@@ -125,7 +124,7 @@ harness::Scenario assemble(const ScenarioDraw& d) {
     sc.fully_shard["out"] = std::move(out);
   }
   if (d.prefetch == PrefetchStyle::Torchtitan) lay_out_torchtitan(sc);
-  return repair(std::move(sc));
+  return sc;
 }
 
 }  // namespace shardfuzz::fuzz::gen::detail

@@ -5,7 +5,7 @@
 #include "harness/backends/process/rank_process.h"
 #include "harness/backends/rank_run.h"
 #include "harness/reference/reference.h"
-#include "harness/run_record_json.h"
+#include "harness/run/run_record_json.h"
 #include "harness/scenario/scenario_json.h"
 #include "harness/subprocess/child.h"
 #include "harness/subprocess/exit_status.h"

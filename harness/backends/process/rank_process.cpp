@@ -2,7 +2,7 @@
 #include "harness/backends/process/rank_process.h"
 
 #include "harness/backends/rank_run.h"
-#include "harness/run_record_json.h"
+#include "harness/run/run_record_json.h"
 #include "harness/scenario/scenario_json.h"
 #include "runtime/comm/nccl_world.h"
 #include "runtime/comm/store_world.h"

@@ -4,7 +4,7 @@
 
 #include "harness/backends/backend.h"
 #include "harness/backends/run_options.h"
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
 #include <memory>

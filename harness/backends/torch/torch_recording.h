@@ -4,7 +4,7 @@
 // shards' shapes and dtypes.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 
 #include <nlohmann/json.hpp>
 

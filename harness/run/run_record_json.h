@@ -3,7 +3,7 @@
 // doubles that hold them exactly, timeline events in TimelineEvent::to_json's form.
 #pragma once
 
-#include "harness/run_record.h"
+#include "harness/run/run_record.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // The backends by name.
-#include "harness/backends/registry.h"
+#include "harness/backends/registry/registry.h"
 
 #include "harness/backends/process/process_backend.h"
 #include "harness/backends/threads/threads_backend.h"

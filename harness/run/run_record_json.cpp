@@ -1,5 +1,5 @@
 // RankRecord <-> JSON.
-#include "harness/run_record_json.h"
+#include "harness/run/run_record_json.h"
 
 #include "harness/scenario/scenario.h"
 
