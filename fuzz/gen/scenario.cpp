@@ -107,7 +107,9 @@ rc::Gen<ScenarioDraw> scenario_draw(const GenConfig& config, const ScenarioWeigh
       rc::gen::set(&Scenario::mixed_precision, mixed_precision(w.no_mixed_precision, w.mixed_precision)),
       rc::gen::set(&Scenario::profile, profile(config)),
       rc::gen::set(&Scenario::seed, seed()),
-      rc::gen::set(&Scenario::faults, fault_plan(config.faults, config.fault_kinds)));
+      rc::gen::set(&Scenario::faults, fault_plan(config.faults, config.fault_kinds)),
+      // Generated devices are unbounded: a drawn budget would fail by construction.
+      rc::gen::set(&Scenario::device_memory_bytes, rc::gen::just<int64_t>(0)));
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ Verdict check_teardown_to_baseline(const Scenario&, const RunRecord&);
 Verdict check_params_stored_as_planned(const Scenario&, const RunRecord&);
 Verdict check_parity_with_reference(const Scenario&, const RunRecord&);
 Verdict check_peak_within_bound(const Scenario&, const RunRecord&);
+Verdict check_fits_device_memory(const Scenario&, const RunRecord&);
 
 // Tolerances, stated once and printed in messages.
 struct Tolerances {

@@ -40,6 +40,10 @@ const std::vector<Property>& all_properties() {
        check_parity_with_reference},
       {"peak_within_bound", "peak allocator bytes within the analytic bound derived from the tree",
        check_peak_within_bound},
+      {"fits_device_memory",
+       "with a device-memory budget, no rank ever holds more training memory than its device has (the first event "
+       "past it names the layer)",
+       check_fits_device_memory},
   };
   return properties;
 }

@@ -39,6 +39,7 @@ struct ScenarioLimits {
   static constexpr int kMaxStragglerMs = 60000;
   static constexpr int kMaxFaultAllocation = 1 << 24;
   static constexpr int64_t kMaxFaultLimitBytes = int64_t{1} << 40;
+  static constexpr int64_t kMaxDeviceMemoryBytes = int64_t{1} << 50;
 };
 
 // The model's module paths: "" (root), "embed" (token embedding, when asked), "layers", "layers.i"
@@ -260,6 +261,7 @@ struct Scenario {
   int micro_batches = 1;
   int forwards_per_backward = 1;
   bool eval_forward = false;
+  int64_t device_memory_bytes = 0;  // what each rank's device holds for training (0: unbounded)
   std::vector<BlockSpec> blocks;
   std::map<std::string, ShardSpec> fully_shard;  // module path ("" = root) -> options
   std::vector<FaultSpec> faults;                 // the fault plan (empty: no faults)
@@ -328,6 +330,8 @@ struct Fields<Scenario> {
     v("forwards_per_backward", s.forwards_per_backward, allow::Between{1, L::kMaxForwardsPerBackward},
       "forwards whose losses are summed before one backward");
     v("eval_forward", s.eval_forward, allow::Any{}, "one more forward under no_grad after the optimizer step");
+    v("device_memory_bytes", s.device_memory_bytes, allow::Between{0, L::kMaxDeviceMemoryBytes},
+      "the bytes each rank's device holds for training (0: unbounded); fits_device_memory names the first event past them");
     v("blocks", s.blocks, allow::AtMost{L::kMaxBlocks, "blocks"}, "");
     v("fully_shard", s.fully_shard, allow::Any{}, "must contain the root `\"\"`");
     v("faults", s.faults, allow::AtMost{L::kMaxFaults, "faults"}, "the fault plan (below); written only when non-empty");
