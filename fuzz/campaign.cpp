@@ -143,135 +143,170 @@ std::string write_finding_report(const Finding& f, harness::Backend& backend,
 
 }  // namespace
 
+namespace {
+
+// One session of a campaign: its clock (time spent in earlier sessions included), its saved state
+// (written after every case, so --resume continues a killed campaign) and its progress line.
+class Session {
+ public:
+  Session(const CampaignOptions& options, const std::string& backend, CampaignResult& result, std::ostream& out)
+      : options_(options), result_(result), out_(out), tty_(::isatty(STDOUT_FILENO) != 0) {
+    state = options.resume ? *options.resume : initial_state(options, backend);
+    if (options.resume) {
+      ++state.sessions;
+      const int stale = remove_stale_temporaries(options.out_dir);
+      out << "fuzz: resuming " << campaign_state_path(options.out_dir) << " at case " << state.next_case << " ("
+          << state.findings.size() << " finding(s) so far, " << static_cast<int>(state.elapsed_seconds) << " s spent"
+          << (stale ? ", " + std::to_string(stale) + " stale temporary file(s) removed" : "") << ")\n" << std::flush;
+    }
+    result.earlier_findings = static_cast<int>(state.findings.size());
+    spent_before_ = state.elapsed_seconds;
+    save();
+  }
+
+  double elapsed() const { return spent_before_ + seconds_since(t0_); }
+  bool tty() const { return tty_; }
+  // Whether case k is past the campaign's --cases or --time.
+  bool over(int k) const {
+    return (options_.cases && k >= *options_.cases) || (options_.seconds && elapsed() >= *options_.seconds);
+  }
+  void case_done(int k) {
+    state.next_case = k + 1;
+    save();
+  }
+  // The one progress line: cases, rate, findings and time left; rewritten in place on a terminal.
+  void report(bool final) {
+    const double t = seconds_since(t0_);
+    if (!final && t - last_report_ < (tty_ ? 0.2 : 5.0)) return;
+    last_report_ = t;
+    const double rate = t > 0 ? result_.cases_this_session / t : 0.0;
+    // Time left: by the clock when --time is set, else estimated from the rate for --cases.
+    double left = options_.seconds ? std::max(0.0, *options_.seconds - elapsed()) : -1;
+    if (options_.cases && rate > 0) {
+      const double by_cases = std::max(0, *options_.cases - state.next_case) / rate;
+      left = left < 0 ? by_cases : std::min(left, by_cases);
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", state.next_case, rate,
+                  state.findings.size(),
+                  left >= 0 && !final ? (", " + std::to_string(static_cast<int>(left)) + " s left").c_str() : "");
+    out_ << (tty_ && !final ? "\r" : "") << line << (tty_ && !final ? "" : "\n") << std::flush;
+  }
+  CampaignResult finish() {
+    state.finished = true;  // by its own limits or its first finding; a killed campaign never gets here
+    save();
+    result_.cases_run = state.next_case;
+    result_.elapsed_seconds = seconds_since(t0_);
+    report(true);
+    return result_;
+  }
+
+  CampaignState state;
+
+ private:
+  void save() {
+    state.elapsed_seconds = elapsed();
+    save_campaign_state(options_.out_dir, state);
+  }
+
+  const CampaignOptions& options_;
+  CampaignResult& result_;
+  std::ostream& out_;
+  const bool tty_;
+  const Clock::time_point t0_ = Clock::now();
+  double spent_before_ = 0;
+  double last_report_ = 0;
+};
+
+// The case that failed, shrunk (keeping the hunted row, when there is one), blamed, written as a
+// reproducer with its HTML report.
+Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backend, CaseRunner& runner,
+                         const rc::Shrinkable<harness::Scenario>& drawn, const std::string& failure, std::ostream& out) {
+  Finding f;
+  f.property = failure;
+  // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
+  // replacing it by a non-reentrant one would still fail, as row 5).
+  auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
+    const CaseCheck c = runner.check(s);
+    if (!c.property || options.until_row.empty()) return c.property;
+    return blamed_on(runner.blame(s, &c), options.until_row) ? c.property : std::nullopt;
+  };
+  f.shrink = shrink(
+      drawn, still_fails, options.shrink_budget,
+      [&](const ShrinkStep& step) {
+        out << "fuzz:   shrink step " << step.accepted << " (" << step.tried << " tried, "
+            << static_cast<int>(step.elapsed_seconds) << " s): " << describe(step.scenario) << "\n" << std::flush;
+      },
+      failure);
+  f.minimal = f.shrink.minimal;
+  const CaseCheck minimal_check = runner.check(f.minimal);
+  f.message = minimal_check.message;
+  const auto blames = minimal_check.property ? runner.blame(f.minimal, &minimal_check) : std::vector<harness::zoo::Blame>{};
+  f.blamed = harness::zoo::describe(blames);
+  f.zoo = blames.empty() ? "unattributed" : blames.front().row;
+  if (!backend.is_embedded_default() && blames.empty() && runner.verdict_under(f.minimal, f.minimal.profile.name) == "pass")
+    f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile.name +
+               " — a divergence between " + backend.name() + " and the native runtime";
+  f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
+                            options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed) : options.command,
+                            f.zoo, &runner);
+  f.report = write_finding_report(f, backend, options.isolation, out);
+  return f;
+}
+
+void print_finding(const Finding& f, std::ostream& out) {
+  out << "fuzz: minimal case: " << describe(f.minimal) << "\nfuzz: bug zoo: " << f.blamed << "\nfuzz: " << f.property
+      << ": " << f.message << "\nfuzz: wrote " << f.path << " (" << f.shrink.steps_accepted << " shrink steps accepted of "
+      << f.shrink.steps_tried << " tried in " << static_cast<int>(f.shrink.elapsed_seconds) << " s"
+      << (f.shrink.budget_exhausted ? ", budget exhausted" : "") << "; found at " << static_cast<int>(f.seconds_to_find)
+      << " s, shrunk by " << static_cast<int>(f.seconds_to_shrink) << " s)\nreplay with: shardfuzz run " << f.path << "\n"
+      << (f.report.empty() ? "" : "report: " + f.report + "\n") << std::flush;
+}
+
+}  // namespace
+
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
   CampaignResult result;
   harness::Backend& backend = *options.backend;
   CaseRunner runner(backend, options.isolation);
-  CampaignState state = options.resume ? *options.resume : initial_state(options, backend.name());
-  if (options.resume) {
-    ++state.sessions;
-    const int stale = remove_stale_temporaries(options.out_dir);
-    out << "fuzz: resuming " << campaign_state_path(options.out_dir) << " at case " << state.next_case << " ("
-        << state.findings.size() << " finding(s) so far, " << static_cast<int>(state.elapsed_seconds) << " s spent"
-        << (stale ? ", " + std::to_string(stale) + " stale temporary file(s) removed" : "") << ")\n" << std::flush;
-  }
-  result.earlier_findings = static_cast<int>(state.findings.size());
-  const double spent_before = state.elapsed_seconds;
-  const auto t0 = Clock::now();
-  auto elapsed = [&] { return spent_before + seconds_since(t0); };
-  auto save = [&] {
-    state.elapsed_seconds = elapsed();
-    save_campaign_state(options.out_dir, state);
-  };
-  save();
-  const bool tty = ::isatty(STDOUT_FILENO) != 0;
-  double last_report = 0;
-  auto report = [&](bool final) {
-    const double t = seconds_since(t0);
-    if (!final && t - last_report < (tty ? 0.2 : 5.0)) return;
-    last_report = t;
-    char line[256];
-    const double rate = t > 0 ? result.cases_this_session / t : 0.0;
-    // Time left: by the clock when --time is set, else estimated from the rate for --cases.
-    double left = options.seconds ? std::max(0.0, *options.seconds - elapsed()) : -1;
-    if (options.cases && rate > 0) {
-      const double by_cases = std::max(0, *options.cases - state.next_case) / rate;
-      left = left < 0 ? by_cases : std::min(left, by_cases);
-    }
-    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", state.next_case, rate,
-                  state.findings.size(),
-                  left >= 0 && !final ? (", " + std::to_string(static_cast<int>(left)) + " s left").c_str() : "");
-    out << (tty && !final ? "\r" : "") << line << (tty && !final ? "" : "\n") << std::flush;
-  };
-  for (int k = state.next_case;; ++k) {
-    if (options.cases && k >= *options.cases) break;
-    if (options.seconds && elapsed() >= *options.seconds) break;
+  Session session(options, backend.name(), result, out);
+  for (int k = session.state.next_case; !session.over(k); ++k) {
     const uint64_t seed = case_seed(options.seed, k);
     const int size = case_size(k);
-    rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(options.gen, seed, size);
-    const CaseCheck drawn_check = runner.check(drawn.value());
-    const std::optional<std::string>& failure = drawn_check.property;
-    const std::string& message = drawn_check.message;
+    const rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(options.gen, seed, size);
+    const CaseCheck check = runner.check(drawn.value());
     ++result.cases_this_session;
-    auto done = [&] {
-      state.next_case = k + 1;
-      save();
-    };
-    if (!failure) {
-      done();
-      report(false);
-      continue;
-    }
     // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for the
-    // row; the minimal case is blamed again below, since shrinking can move it to another.
-    if (!options.until_row.empty() && !blamed_on(runner.blame(drawn.value(), &drawn_check), options.until_row)) {
-      done();
+    // row; the minimal case is blamed again, since shrinking can move it to another.
+    const bool hunted = check.property && (options.until_row.empty() ||
+                                           blamed_on(runner.blame(drawn.value(), &check), options.until_row));
+    if (!hunted) {
+      session.case_done(k);
+      if (!check.property) session.report(false);
       continue;
     }
-    const double found_at = elapsed();
-    if (tty) out << "\n";
-    out << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails " << *failure << ": " << message
-        << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n" << std::flush;
-    Finding f;
+    const double found_at = session.elapsed();
+    out << (session.tty() ? "\n" : "") << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails "
+        << *check.property << ": " << check.message << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n"
+        << std::flush;
+    Finding f = shrink_and_write(options, backend, runner, drawn, *check.property, out);
     f.case_seed = seed;
     f.size = size;
-    f.property = *failure;
-    // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
-    // replacing it by a non-reentrant one would still fail, as row 5).
-    auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
-      const CaseCheck c = runner.check(s);
-      if (!c.property || options.until_row.empty()) return c.property;
-      return blamed_on(runner.blame(s, &c), options.until_row) ? c.property : std::nullopt;
-    };
-    f.shrink = shrink(
-        drawn, still_fails, options.shrink_budget,
-        [&](const ShrinkStep& step) {
-          out << "fuzz:   shrink step " << step.accepted << " (" << step.tried << " tried, "
-              << static_cast<int>(step.elapsed_seconds) << " s): " << describe(step.scenario) << "\n" << std::flush;
-        },
-        *failure);
-    f.minimal = f.shrink.minimal;
-    const CaseCheck minimal_check = runner.check(f.minimal);
-    f.message = minimal_check.message;
-    const auto blames = minimal_check.property ? runner.blame(f.minimal, &minimal_check) : std::vector<harness::zoo::Blame>{};
-    f.blamed = harness::zoo::describe(blames);
-    f.zoo = blames.empty() ? "unattributed" : blames.front().row;
-    if (!backend.is_embedded_default() && blames.empty() && runner.verdict_under(f.minimal, f.minimal.profile.name) == "pass")
-      f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile.name +
-                 " — a divergence between " + backend.name() + " and the native runtime";
     f.seconds_to_find = found_at;
-    f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
-                              options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed)
-                                                      : options.command,
-                              f.zoo, &runner);
-    f.report = write_finding_report(f, backend, options.isolation, out);
-    state.findings.push_back({k, seed, f.property, f.path, f.zoo});
+    session.case_done(k);
     if (!options.until_row.empty() && f.zoo != options.until_row) {
       out << "fuzz: minimal case blamed on " << f.blamed << ", not row " << options.until_row << " (wrote " << f.path
           << "); going on\n";
-      state.findings.pop_back();
-      done();
       continue;
     }
-    done();
-    f.seconds_to_shrink = elapsed();
-    out << "fuzz: minimal case: " << describe(f.minimal) << "\nfuzz: bug zoo: " << f.blamed << "\nfuzz: " << f.property
-        << ": " << f.message
-        << "\nfuzz: wrote " << f.path << " (" << f.shrink.steps_accepted << " shrink steps accepted of "
-        << f.shrink.steps_tried << " tried in " << static_cast<int>(f.shrink.elapsed_seconds) << " s"
-        << (f.shrink.budget_exhausted ? ", budget exhausted" : "") << "; found at " << static_cast<int>(f.seconds_to_find)
-        << " s, shrunk by " << static_cast<int>(f.seconds_to_shrink) << " s)\nreplay with: shardfuzz run " << f.path << "\n"
-        << (f.report.empty() ? "" : "report: " + f.report + "\n")
-        << std::flush;
+    session.state.findings.push_back({k, seed, f.property, f.path, f.zoo});
+    session.case_done(k);
+    f.seconds_to_shrink = session.elapsed();
+    print_finding(f, out);
     result.findings.push_back(std::move(f));
     if (!options.keep_going) break;
   }
-  state.finished = true;  // by its own limits or its first finding; a killed campaign never gets here
-  save();
-  result.cases_run = state.next_case;
-  result.elapsed_seconds = seconds_since(t0);
-  report(true);
-  return result;
+  return session.finish();
 }
 
 }  // namespace shardfuzz::fuzz
