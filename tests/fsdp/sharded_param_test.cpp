@@ -69,7 +69,7 @@ TEST_P(ShardedParamRoundTrip, Dim0WithTorchChunkPadding) {
   comm::ThreadWorld tw({world, std::chrono::milliseconds(10000)});
   auto outcomes = tw.run([&](std::shared_ptr<comm::Communicator> c) {
     memory::AllocationRankGuard tag(c->global_rank());
-    RankRuntime rt(c->global_rank(), Profile::named("torch-2.9"));
+    RankRuntime rt(c->global_rank(), semantics::Profile::named("torch-2.9"));
     nn::Init init(3);
     nn::Linear lin(5, 7, init);  // weight [7, 5], bias [7]: 7 rows over up to 8 ranks
     std::vector<at::Tensor> originals{lin.param("weight").detach().clone(), lin.param("bias").detach().clone()};
@@ -87,7 +87,7 @@ TEST_P(ShardedParamRoundTrip, Shard1WhereItDividesAndRejectsWhereItDoesNot) {
   comm::ThreadWorld tw({world, std::chrono::milliseconds(10000)});
   auto outcomes = tw.run([&](std::shared_ptr<comm::Communicator> c) {
     memory::AllocationRankGuard tag(c->global_rank());
-    RankRuntime rt(c->global_rank(), Profile::named("torch-2.11"));
+    RankRuntime rt(c->global_rank(), semantics::Profile::named("torch-2.11"));
     nn::Init init(5);
     nn::Experts experts(840, 2, 3, init);  // w1 [2, 840, 3] (840 divides by 1..8), w2 [2, 3, 840]
     auto mesh = mesh::DeviceMesh::world_mesh(c);
