@@ -46,10 +46,10 @@ int run_shrink(const ShrinkOptions& o, const std::string& command_line, std::ost
   fuzz::StructuralShrinkOptions so;
   so.keep_world = o.keep_world;
   auto result = fuzz::shrink(
-      fuzz::shrinkable_from(sc, so), [&](const harness::Scenario& s) { return fuzz::first_failing_property(s, nullptr, on); },
+      sc, so, [&](const harness::Scenario& s) { return fuzz::first_failing_property(s, nullptr, on); },
       {o.steps, o.seconds},
       [&](const fuzz::ShrinkStep& step) {
-        out << "shrink: step " << step.accepted << " (" << step.tried << " tried): " << step.scenario.blocks.size()
+        out << "shrink: step " << step.accepted << ": " << step.edit << "; " << step.tried << " tried: " << step.scenario.blocks.size()
             << " block(s), " << step.scenario.fully_shard.size() << " group(s), world " << step.scenario.world_size
             << "\n" << std::flush;
       },

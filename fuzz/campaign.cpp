@@ -234,8 +234,8 @@ Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backe
   f.shrink = shrink(
       drawn, still_fails, options.shrink_budget,
       [&](const ShrinkStep& step) {
-        out << "fuzz:   shrink step " << step.accepted << " (" << step.tried << " tried, "
-            << static_cast<int>(step.elapsed_seconds) << " s): " << describe(step.scenario) << "\n" << std::flush;
+        out << "fuzz:   shrink step " << step.accepted << ": " << step.edit << "; " << step.tried << " tried, "
+            << static_cast<int>(step.elapsed_seconds) << " s: " << describe(step.scenario) << "\n" << std::flush;
       },
       failure);
   f.minimal = f.shrink.minimal;

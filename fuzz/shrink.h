@@ -1,8 +1,9 @@
 // Shrinking a failing scenario under a budget. RapidCheck shrinks without limit and inside its own
-// test loop; here one trial is a whole multi-rank run, so the driver is ours: greedy descent over
-// a Shrinkable's shrink tree, bounded by trials and wall-clock seconds, accepting only children
-// that fail the same way as the original. Scenarios that did not come from the generator (a file
-// given to `shardfuzz shrink`) get a shrink tree of hand-written structural edits.
+// test loop; here one trial is a whole multi-rank run, so the driver is ours (fuzz/shrink/driver.h:
+// greedy descent bounded by trials and wall-clock seconds, accepting only children that fail the
+// same way as the original), over a Shrinkable's shrink tree or over the catalogue of named
+// structural edits (fuzz/shrink/edits.h) for scenarios that did not come from the generator (a
+// file given to `shardfuzz shrink`).
 #pragma once
 
 #include "harness/scenario/scenario.h"
@@ -12,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace shardfuzz::fuzz {
 
@@ -27,6 +29,9 @@ struct ShrinkBudget {
 // One accepted step, for progress output.
 struct ShrinkStep {
   const harness::Scenario& scenario;  // the new smallest failing scenario
+  // The accepted edit: the catalogue's name and what changed ("drop blocks (blocks 4 -> 3)"), or,
+  // in a generator's tree, whose shrinks have no names, what changed ("world_size 8 -> 4").
+  std::string edit;
   int accepted = 0;                   // steps accepted so far, this one included
   int tried = 0;                      // predicate calls so far
   double elapsed_seconds = 0;
@@ -59,12 +64,18 @@ struct StructuralShrinkOptions {
   bool keep_world = false;  // never change world_size (the GPUs at hand are fixed)
 };
 
-// A shrink tree for a scenario from anywhere: its children are single structural edits, biggest
-// first — drop blocks (renumbering the rest and their fully_shard entries and prefetch lists),
-// smaller world, drop a fully_shard entry (nested first), AC off (then reentrant ->
-// non_reentrant), drop a prefetch list (then single entries), expert_shard_size 0, per-entry
-// options to defaults, smaller dims, fewer steps, unfreeze, ungate, MoE -> MLP, default optimizer
-// — each passed through gen::repair() and kept only if it validates and differs from its parent.
+// The same descent over the structural edits of shrinkable_from(start, options), with each step
+// named by its edit: the same steps as shrink(shrinkable_from(start, options), ...).
+ShrinkResult shrink(const harness::Scenario& start, const StructuralShrinkOptions& options,
+                    const FailurePredicate& fails, ShrinkBudget budget, const ShrinkProgress& progress = {},
+                    std::optional<std::string> failure = std::nullopt);
+
+// A shrink tree for a scenario from anywhere: its children are the candidates of the catalogue of
+// named structural edits (fuzz/shrink/edits.h), biggest first — drop blocks (renumbering the rest
+// and their fully_shard entries and prefetch lists), faults, smaller world, drop a fully_shard
+// entry (nested first), AC off, prefetch lists, meshes and options, smaller dims, fewer steps,
+// plainer steps, models, precision and blocks, default optimizer — each passed through
+// gen::repair() and kept only if it validates and differs from its parent and earlier siblings.
 rc::Shrinkable<harness::Scenario> shrinkable_from(const harness::Scenario& scenario,
                                                   StructuralShrinkOptions options = {});
 

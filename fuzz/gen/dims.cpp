@@ -2,6 +2,7 @@
 #include "fuzz/gen/dims.h"
 
 #include "fuzz/gen/choice.h"
+#include "fuzz/gen/ladders.h"
 
 #include <rapidcheck/gen/Build.h>
 
@@ -13,14 +14,14 @@ namespace shardfuzz::fuzz::gen {
 rc::Gen<harness::Dims> dims() {
   using harness::Dims;
   return rc::gen::build<Dims>(
-      rc::gen::set(&Dims::dim, weighted_choice<int64_t>({{1, 4}, {1, 6}, {2, 8}, {1, 12}, {2, 16}})),
-      rc::gen::set(&Dims::hidden, weighted_choice<int64_t>({{1, 4}, {2, 8}, {1, 12}})),
-      rc::gen::set(&Dims::experts, weighted_choice<int64_t>({{1, 1}, {3, 2}, {1, 3}, {2, 4}})),
-      rc::gen::set(&Dims::tokens, weighted_choice<int64_t>({{1, 2}, {1, 3}, {2, 4}, {1, 8}})),
-      rc::gen::set(&Dims::heads, weighted_choice<int64_t>({{2, 1}, {2, 2}, {1, 4}})),
-      rc::gen::set(&Dims::top_k, weighted_choice<int64_t>({{3, 1}, {2, 2}})),
-      rc::gen::set(&Dims::vocab, weighted_choice<int64_t>({{1, 8}, {1, 32}})),
-      rc::gen::set(&Dims::lora_rank, weighted_choice<int64_t>({{2, 1}, {2, 2}, {1, 4}})));
+      rc::gen::set(&Dims::dim, weighted_choice(ladders::kDim)),
+      rc::gen::set(&Dims::hidden, weighted_choice(ladders::kHidden)),
+      rc::gen::set(&Dims::experts, weighted_choice(ladders::kExperts)),
+      rc::gen::set(&Dims::tokens, weighted_choice(ladders::kTokens)),
+      rc::gen::set(&Dims::heads, weighted_choice(ladders::kHeads)),
+      rc::gen::set(&Dims::top_k, weighted_choice(ladders::kTopK)),
+      rc::gen::set(&Dims::vocab, weighted_choice(ladders::kVocab)),
+      rc::gen::set(&Dims::lora_rank, weighted_choice(ladders::kLoraRank)));
 }
 
 rc::Gen<int> steps(int max_steps) {

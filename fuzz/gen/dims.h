@@ -7,8 +7,8 @@
 
 namespace shardfuzz::fuzz::gen {
 
-// dim {4, 6, 8, 12, 16}, hidden {4, 8, 12}, experts {1, 2, 3, 4}, tokens {2, 3, 4, 8}; each shrinks
-// toward its smallest value.
+// The ladders of fuzz/gen/ladders.h: dim {4, 6, 8, 12, 16}, hidden {4, 8, 12}, experts {1, 2, 3, 4},
+// tokens {2, 3, 4, 8}, ...; each shrinks toward its smallest value.
 rc::Gen<harness::Dims> dims();
 
 // 1..max_steps (1:1, 2:2, 3:1, then 1 each), shrinks toward 1.

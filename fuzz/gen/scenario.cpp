@@ -7,6 +7,7 @@
 #include "fuzz/gen/detail/assemble.h"
 #include "fuzz/gen/repair.h"
 #include "fuzz/gen/dims.h"
+#include "fuzz/gen/ladders.h"
 #include "fuzz/gen/faults.h"
 #include "fuzz/gen/list.h"
 #include "fuzz/gen/options.h"
@@ -100,8 +101,8 @@ rc::Gen<ScenarioDraw> scenario_draw(const GenConfig& config, const ScenarioWeigh
       rc::gen::set(&Scenario::embed, flag(w.no_embed, w.embed)),
       rc::gen::set(&Scenario::final_norm, flag(w.no_final_norm, w.final_norm)),
       rc::gen::set(&Scenario::expert_parallel, flag(w.no_ep, w.ep)),
-      rc::gen::set(&Scenario::micro_batches, weighted_choice<int>({{6, 1}, {2, 2}, {1, 3}})),
-      rc::gen::set(&Scenario::forwards_per_backward, weighted_choice<int>({{6, 1}, {1, 2}})),
+      rc::gen::set(&Scenario::micro_batches, weighted_choice(ladders::kMicroBatches)),
+      rc::gen::set(&Scenario::forwards_per_backward, weighted_choice(ladders::kForwardsPerBackward)),
       rc::gen::set(&Scenario::eval_forward, flag(w.no_eval, w.eval)),
       rc::gen::set(&Scenario::dtype, model_dtype(w.float32, w.bfloat16)),
       rc::gen::set(&Scenario::mixed_precision, mixed_precision(w.no_mixed_precision, w.mixed_precision)),

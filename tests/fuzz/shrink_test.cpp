@@ -1,7 +1,10 @@
 // The shrink driver (fuzz/shrink.h) with a synthetic failure, over generated shrink trees
-// (gen::scenario) and hand-written ones (shrinkable_from): both reach the same minimal scenario;
-// the budget stops the driver; only failures with the original identity are accepted.
+// (gen::scenario) and hand-written ones (shrinkable_from, the catalogue of named edits): both
+// reach the same minimal scenario; the budget stops the driver; only failures with the original
+// identity are accepted; accepted steps are named by their edit.
 #include "fuzz/shrink.h"
+
+#include "fuzz/shrink/edits.h"
 
 #include "fuzz/campaign.h"
 
@@ -180,6 +183,53 @@ TEST(Shrink, HandMadeScenarioReachesTheSameMinimum) {
   for (std::size_t k = 0; k < accepted_at.size(); ++k) EXPECT_EQ(accepted_at[k], static_cast<int>(k) + 1);
   std::cout << "  hand-made: " << r.steps_accepted << " accepted of " << r.steps_tried << " tried, " << r.skipped
             << " skipped, " << r.elapsed_seconds << " s\n";
+}
+
+// Shrinking by the catalogue takes the same steps as shrinking its tree (shrinkable_from), and
+// names each by its edit and what it changed.
+TEST(Shrink, CatalogueStepsAreNamedAndMatchTheTree) {
+  const Scenario big = hand_made_large();
+  std::vector<std::string> tree_steps, named_steps, edits;
+  const ShrinkResult tree = shrink(shrinkable_from(big), synthetic, ShrinkBudget{100000, 120.0},
+                                   [&](const ShrinkStep& step) { tree_steps.push_back(harness::to_json_text(step.scenario)); });
+  const ShrinkResult named = shrink(big, StructuralShrinkOptions{}, synthetic, ShrinkBudget{100000, 120.0},
+                                    [&](const ShrinkStep& step) {
+                                      named_steps.push_back(harness::to_json_text(step.scenario));
+                                      edits.push_back(step.edit);
+                                    });
+  EXPECT_EQ(named_steps, tree_steps);
+  EXPECT_EQ(named.steps_tried, tree.steps_tried);
+  EXPECT_EQ(named.skipped, tree.skipped);
+  EXPECT_EQ(harness::to_json_text(named.minimal), harness::to_json_text(tree.minimal));
+  ASSERT_FALSE(edits.empty());
+  EXPECT_EQ(edits.front().rfind("drop blocks (blocks 4 -> 2, ", 0), 0u) << edits.front();
+  std::set<std::string> names;
+  for (const auto& edit : shrinking::catalogue()) names.insert(edit.name);
+  for (const std::string& e : edits) EXPECT_TRUE(names.count(e.substr(0, e.find(" ("))) > 0) << e;
+}
+
+TEST(Shrink, CatalogueNamesAreDistinctAndKeepWorldLeavesTheWorldAlone) {
+  const auto all = shrinking::catalogue();
+  const auto kept = shrinking::catalogue(StructuralShrinkOptions{true});
+  std::set<std::string> names;
+  for (const auto& edit : all) EXPECT_TRUE(names.insert(edit.name).second) << edit.name;
+  EXPECT_EQ(kept.size() + 1, all.size());
+  for (const auto& edit : kept) EXPECT_STRNE(edit.name, "smaller world");
+  for (const auto& c : shrinking::structural_candidates(hand_made_large(), StructuralShrinkOptions{true}))
+    EXPECT_EQ(c.value.world_size, 8) << c.edit;
+}
+
+TEST(Shrink, DescribeChangeNamesWhatChanged) {
+  const Scenario big = hand_made_large();
+  Scenario s = big;
+  s.world_size = 4;
+  s.dims.dim = 8;
+  EXPECT_EQ(shrinking::describe_change(big, s), "dims.dim 16 -> 8, world_size 8 -> 4");
+  s = big;
+  s.fully_shard["layers.0"].mesh = "experts";
+  s.blocks.pop_back();
+  EXPECT_EQ(shrinking::describe_change(big, s), "blocks 4 -> 3, fully_shard[layers.0].mesh dp -> experts");
+  EXPECT_EQ(shrinking::describe_change(big, big), "no change");
 }
 
 TEST(Shrink, HandMadeKeepWorld) {

@@ -1,0 +1,164 @@
+// The generic budgeted greedy shrinker (fuzz/shrink/driver.h) on plain values: an integer and a
+// vector<int>, with named edits, a failure identity, the budget in runs and seconds.
+#include "fuzz/shrink/driver.h"
+
+#include <rapidcheck/seq/Create.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+namespace shardfuzz::fuzz::shrinking {
+namespace {
+
+// Integers shrink to 0, then to half, then to one less.
+Search<int> integers() {
+  Search<int> s;
+  s.candidates = [](const int& v) {
+    std::vector<Candidate<int>> out;
+    if (v > 0) out.push_back({0, "zero"});
+    if (v / 2 > 0) out.push_back({v / 2, "halve"});
+    if (v > 0) out.push_back({v - 1, "decrement"});
+    return rc::seq::fromContainer(std::move(out));
+  };
+  s.key = [](const int& v) { return std::to_string(v); };
+  return s;
+}
+
+TEST(ShrinkDriver, ShrinksAnIntegerToTheSmallestFailingValue) {
+  Search<int> search = integers();
+  std::vector<std::string> edits;
+  std::vector<int> values;
+  search.progress = [&](const Step<int>& step) {
+    edits.push_back(step.edit);
+    values.push_back(step.value);
+    EXPECT_EQ(step.accepted, static_cast<int>(values.size()));
+  };
+  const Fails<int> at_least_37 = [](const int& v) { return v >= 37 ? std::optional<std::string>("big") : std::nullopt; };
+  const Outcome<int> o = greedy(1000, search, at_least_37, Budget{});
+  EXPECT_TRUE(o.reproduced);
+  EXPECT_EQ(o.failure, "big");
+  EXPECT_EQ(o.minimal, 37);
+  EXPECT_FALSE(o.budget_exhausted);
+  EXPECT_EQ(o.accepted, static_cast<int>(values.size()));
+  EXPECT_EQ(values.front(), 500);
+  EXPECT_EQ(edits.front(), "halve");
+  EXPECT_EQ(edits.back(), "decrement");
+  EXPECT_EQ(values.back(), 37);
+}
+
+TEST(ShrinkDriver, ShrinksAVectorByNamedEdits) {
+  Search<std::vector<int>> search;
+  search.candidates = [](const std::vector<int>& v) {
+    std::vector<Candidate<std::vector<int>>> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      auto w = v;
+      w.erase(w.begin() + static_cast<long>(i));
+      out.push_back({w, "drop element " + std::to_string(i)});
+    }
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (v[i] > 0) {
+        auto w = v;
+        w[i] = 0;
+        out.push_back({w, "zero element " + std::to_string(i)});
+      }
+    return rc::seq::fromContainer(std::move(out));
+  };
+  search.key = [](const std::vector<int>& v) {
+    return std::accumulate(v.begin(), v.end(), std::string(), [](std::string a, int x) { return a + std::to_string(x) + ","; });
+  };
+  // Fails when the sum is at least 10: the minimum is one element of 10.
+  const Fails<std::vector<int>> sum10 = [](const std::vector<int>& v) {
+    return std::accumulate(v.begin(), v.end(), 0) >= 10 ? std::optional<std::string>("sum") : std::nullopt;
+  };
+  const auto o = greedy(std::vector<int>{3, 4, 10, 7}, search, sum10, Budget{});
+  EXPECT_EQ(o.minimal, std::vector<int>{10});
+  EXPECT_EQ(o.accepted, 3);
+}
+
+TEST(ShrinkDriver, OnlyTheSameIdentityIsAccepted) {
+  const Fails<int> differently = [](const int& v) { return std::optional<std::string>(v == 50 ? "A" : "B"); };
+  const auto o = greedy(50, integers(), differently, Budget{});
+  EXPECT_EQ(o.failure, "A");
+  EXPECT_EQ(o.accepted, 0);
+  EXPECT_EQ(o.minimal, 50);
+  EXPECT_EQ(o.tried, 4);  // the start, then 0, 25 and 49
+}
+
+TEST(ShrinkDriver, AStartThatPassesIsReported) {
+  int calls = 0;
+  const Fails<int> passes = [&](const int&) -> std::optional<std::string> {
+    ++calls;
+    return std::nullopt;
+  };
+  const auto o = greedy(9, integers(), passes, Budget{});
+  EXPECT_FALSE(o.reproduced);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(o.minimal, 9);
+}
+
+TEST(ShrinkDriver, InadmissibleAndRepeatedCandidatesAreSkippedWithoutARun) {
+  Search<int> search = integers();
+  search.admissible = [](const int& v) { return v % 2 == 1; };  // only odd values may be run
+  int calls = 0;
+  const Fails<int> always = [&](const int&) {
+    ++calls;
+    return std::optional<std::string>("x");
+  };
+  const auto o = greedy(12, search, always, Budget{}, std::string("x"));
+  // 12: 0, 6 inadmissible; 11 taken. 11: 0 skipped; 5 taken. 5: 0, 2 skipped; 4 skipped. Done.
+  EXPECT_EQ(o.minimal, 5);
+  EXPECT_EQ(o.accepted, 2);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(o.skipped, 6);
+}
+
+TEST(ShrinkDriver, ACandidateEqualToTheCurrentValueIsTakenWithoutARun) {
+  Search<int> search;
+  search.candidates = [](const int& v) {
+    std::vector<Candidate<int>> out;
+    if (v > 0) out.push_back({v - 1, "decrement"});
+    return rc::seq::fromContainer(std::move(out));
+  };
+  search.key = [](const int& v) { return std::to_string(v / 10); };  // 10..19 are one value, 0..9 another
+  int calls = 0;
+  const Fails<int> always = [&](const int&) {
+    ++calls;
+    return std::optional<std::string>("x");
+  };
+  const auto o = greedy(19, search, always, Budget{}, std::string("x"));
+  EXPECT_EQ(calls, 1);         // 9, the one new value
+  EXPECT_EQ(o.accepted, 1);
+  EXPECT_EQ(o.unchanged, 18);  // 19 -> 10 and 9 -> 0, each equal to the value before it
+  EXPECT_EQ(o.minimal, 9);     // the last value run: the ones after it are the same value
+}
+
+TEST(ShrinkDriver, BudgetStopsTheDriver) {
+  int calls = 0;
+  const Fails<int> big = [&](const int& v) {
+    ++calls;
+    return v >= 1 ? std::optional<std::string>("big") : std::nullopt;
+  };
+  Search<int> search;
+  search.candidates = [](const int& v) { return rc::seq::fromContainer(std::vector<Candidate<int>>{{v - 1, "decrement"}}); };
+  search.key = [](const int& v) { return std::to_string(v); };
+  const auto o = greedy(100, search, big, Budget{5, 60.0});
+  EXPECT_TRUE(o.budget_exhausted);
+  EXPECT_EQ(calls, 5);  // the start's run included
+  EXPECT_EQ(o.minimal, 96);
+
+  const Fails<int> slow = [](const int&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return std::optional<std::string>("slow");
+  };
+  const auto timed = greedy(1000, search, slow, Budget{100000, 0.2}, std::string("slow"));
+  EXPECT_TRUE(timed.budget_exhausted);
+  EXPECT_GE(timed.tried, 5);
+  EXPECT_LE(timed.tried, 12);
+}
+
+}  // namespace
+}  // namespace shardfuzz::fuzz::shrinking
