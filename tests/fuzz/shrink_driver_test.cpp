@@ -154,10 +154,11 @@ TEST(ShrinkDriver, BudgetStopsTheDriver) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return std::optional<std::string>("slow");
   };
+  // Runs of at least 20 ms: at most 10 start within 0.2 s (fewer on a loaded machine).
   const auto timed = greedy(1000, search, slow, Budget{100000, 0.2}, std::string("slow"));
   EXPECT_TRUE(timed.budget_exhausted);
-  EXPECT_GE(timed.tried, 5);
-  EXPECT_LE(timed.tried, 12);
+  EXPECT_GE(timed.tried, 1);
+  EXPECT_LE(timed.tried, 10);
 }
 
 }  // namespace
