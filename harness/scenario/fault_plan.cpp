@@ -3,7 +3,6 @@
 
 #include "harness/scenario/codecs.hpp"
 
-#include <algorithm>
 
 namespace shardfuzz::harness {
 
@@ -118,15 +117,9 @@ json fault_to_json(const FaultSpec& fault) { return write_fault<json>(fault); }
 nlohmann::ordered_json fault_to_ordered_json(const FaultSpec& fault) { return write_fault<nlohmann::ordered_json>(fault); }
 
 FaultSpec fault_from_json(const json& v, const std::string& path) {
-  if (!v.is_object()) wrong_type(path, "an object", v);
   static const std::vector<const char*> keys = {"kind", "rank", "collective", "delay_ms", "module",
                                                 "pass", "step", "allocation", "limit_bytes"};
-  for (const auto& [key, value] : v.items()) {
-    if (std::find_if(keys.begin(), keys.end(), [&](const char* k) { return key == k; }) != keys.end()) continue;
-    std::string list;
-    for (const char* k : keys) list += std::string(list.empty() ? "" : ", ") + k;
-    reject(is_identifier(key) ? member(path, key.c_str()) : keyed(path, key), "unknown key (expected one of " + list + ")");
-  }
+  reject_unknown_keys(v, path, keys);
   FaultSpec f = read_fault_kind(v, path);
   reject_foreign_keys(v, path, f);
   if (v.contains("rank")) f.rank = read_int(v["rank"], member(path, "rank"));

@@ -11,6 +11,7 @@
 
 #include <climits>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <optional>
@@ -249,6 +250,19 @@ Json write_record(const R& record) {
   return out;
 }
 
+// Rejects a non-object, or any key not in `keys`, naming the ones it takes.
+inline void reject_unknown_keys(const json& v, const std::string& path, const std::vector<const char*>& keys) {
+  if (!v.is_object()) wrong_type(path, "an object", v);
+  for (const auto& [key, value] : v.items()) {
+    bool ok = false;
+    for (const char* k : keys) ok = ok || key == k;
+    if (ok) continue;
+    std::string list;
+    for (const char* k : keys) list += std::string(list.empty() ? "" : ", ") + k;
+    reject(is_identifier(key) ? member(path, key.c_str()) : keyed(path, key), "unknown key (expected one of " + list + ")");
+  }
+}
+
 struct KeyList {
   std::vector<const char*> keys;
   template <class T>
@@ -258,19 +272,11 @@ struct KeyList {
 // Rejects any key the record does not list, naming the ones it does.
 template <class R>
 void check_known_keys(const json& v, const std::string& path, std::initializer_list<const char*> extra = {}) {
-  if (!v.is_object()) wrong_type(path, "an object", v);
   KeyList known;
   known.keys.assign(extra.begin(), extra.end());
   const R defaults{};
   Fields<R>::visit(defaults, known);
-  for (const auto& [key, value] : v.items()) {
-    bool ok = false;
-    for (const char* k : known.keys) ok = ok || key == k;
-    if (ok) continue;
-    std::string list;
-    for (const char* k : known.keys) list += std::string(list.empty() ? "" : ", ") + k;
-    reject(is_identifier(key) ? member(path, key.c_str()) : keyed(path, key), "unknown key (expected one of " + list + ")");
-  }
+  reject_unknown_keys(v, path, known.keys);
 }
 
 // Reads the record's present keys over its defaults; an absent optional field is empty.

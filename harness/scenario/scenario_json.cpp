@@ -8,13 +8,9 @@
 #include "harness/scenario/codecs.hpp"
 
 #include <cerrno>
-#include <climits>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
-#include <limits>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -44,7 +40,6 @@ Json build(const Scenario& s) {
 
 // ---- paths and messages -----------------------------------------------------------------------
 
-
 // `world_size`, `dims.dim`, `blocks[1].gated`, `fully_shard["layers.0"].mesh`: fully_shard's keys
 // are module paths, always bracketed (as are keys that are no identifier).
 std::string member_path(const std::string& parent, const std::string& key) {
@@ -52,9 +47,7 @@ std::string member_path(const std::string& parent, const std::string& key) {
   return parent + "[" + quoted(key) + "]";
 }
 
-std::string element_path(const std::string& parent, std::size_t i) { return parent + "[" + std::to_string(i) + "]"; }
-
-[[noreturn]] void reject(const std::string& path, const std::string& what) { fields_detail::reject(path, what); }
+using fields_detail::reject;
 
 // ---- reading ----------------------------------------------------------------------------------
 
@@ -129,7 +122,7 @@ class StrictDomBuilder {
     }
     // Only the innermost container grows, so pointers to enclosing elements stay valid.
     f.value->push_back(std::move(v));
-    return {&f.value->back(), element_path(f.path, f.value->size() - 1)};
+    return {&f.value->back(), fields_detail::element(f.path, f.value->size() - 1)};
   }
   bool put(json v) {
     slot(std::move(v));
