@@ -75,8 +75,12 @@ void reject_foreign_keys(const json& v, const std::string& path, const FaultSpec
   if (!collective && v.contains("collective"))
     reject(member(path, "collective"), article + kind + " fault fires " + (oom ? "in the allocator" : "in a module") +
                                            ", not at a collective");
-  if (!straggler && v.contains("delay_ms"))
-    reject(member(path, "delay_ms"), v["delay_ms"].dump() + ": only a straggler has a delay");
+  if (!straggler && v.contains("delay_ms")) {
+    // Never the whole value: a hostile file can put a megabyte there.
+    const json& delay = v["delay_ms"];
+    reject(member(path, "delay_ms"), (delay.is_number_integer() ? delay.dump() : describe(delay)) +
+                                         ": only a straggler has a delay");
+  }
   for (const char* key : {"module", "step"})
     if (!module && v.contains(key)) reject(member(path, key), "only an exception, nan or inf fault names a module and a step");
   if (!exception && v.contains("pass")) reject(member(path, "pass"), "only an exception fault names a pass");
