@@ -18,31 +18,24 @@ std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& 
     row += t.numel();
   }
   const int size = comm ? comm->size() : 1;
+  const int rank = comm ? comm->rank() : 0;
   const at::TensorOptions opts = (inputs.empty() ? at::TensorOptions() : inputs[0].options()).dtype(dtype);
-  if (size == 1) {
-    // No collective at world size 1: copy the inputs into the (maybe persistent) output.
-    result->output = persistent.defined() ? persistent.view({1, row}) : at::empty({1, row}, opts);
-    if (!persistent.defined())
-      result->entry = ledger->add(group, memory::BufferKind::PendingAllGather, row * result->output.element_size());
-    int64_t off = 0;
-    for (const auto& t : inputs) {
-      result->output[0].narrow(0, off, t.numel()).copy_(t.reshape({-1}));
-      off += t.numel();
-    }
-    return result;
+  // One buffer lives across the collective, as upstream lays it out: the flat output, whose row
+  // `rank` is this rank's copy-in (the pieces side by side, cast to `dtype` as they are copied).
+  // At world size 1 there is no collective, and the output may be the persistent buffer.
+  if (size == 1 && persistent.defined()) {
+    result->output = persistent.view({1, row});
+  } else {
+    result->output = at::empty({size, row}, opts);
+    result->entry = ledger->add(group, memory::BufferKind::PendingAllGather, size * row * result->output.element_size());
   }
-  // Copy-in: this rank's pieces side by side, then one all-gather into the flat output.
-  at::Tensor copy_in = inputs.size() == 1 ? inputs[0].reshape({-1}).to(dtype).contiguous() : at::empty({row}, opts);
-  if (inputs.size() != 1) {
-    int64_t off = 0;
-    for (const auto& t : inputs) {
-      copy_in.narrow(0, off, t.numel()).copy_(t.reshape({-1}));
-      off += t.numel();
-    }
+  at::Tensor copy_in = result->output[rank];
+  int64_t off = 0;
+  for (const auto& t : inputs) {
+    copy_in.narrow(0, off, t.numel()).copy_(t.reshape({-1}));
+    off += t.numel();
   }
-  result->output = at::empty({size, row}, opts);
-  result->entry = ledger->add(group, memory::BufferKind::PendingAllGather, size * row * result->output.element_size());
-  comm->all_gather_into_tensor(result->output, copy_in);
+  if (size > 1) comm->all_gather_into_tensor(result->output, copy_in);
   return result;
 }
 

@@ -23,8 +23,10 @@ struct AllGatherResult {
 };
 
 // Gathers `inputs` (each rank's per-param flat pieces, same sizes on every rank) over `comm`,
-// cast to `dtype` on copy-in (mixed precision's param_dtype). A defined `persistent` buffer (world
-// size 1) is reused instead of allocating.
+// cast to `dtype` on copy-in (mixed precision's param_dtype) straight into this rank's row of the
+// output, which is then gathered in place: the output (ledgered PendingAllGather) is the only
+// buffer that lives across the collective. A defined `persistent` buffer (world size 1) is reused
+// instead of allocating.
 std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                                  comm::Communicator* comm, const at::Tensor& persistent,
                                                  const std::shared_ptr<memory::Ledger>& ledger,

@@ -105,6 +105,7 @@ void ParamGroup::post_forward() {
 }
 
 void ParamGroup::record_post_forward() {
+  if (torch::autograd::GradMode::is_enabled()) ++forwards_with_grad_this_pass_;
   const int index = static_cast<int>(ctx_->post_forward_order.size());
   ctx_->post_forward_order.push_back(this);
   post_forward_indices_.push_back(index);
@@ -153,11 +154,10 @@ void ParamGroup::backward_prefetch() {
 void ParamGroup::prefetch_unshard(ParamGroup& target, Pass pass, const std::string& issuer) {
   nlohmann::json detail = {{"target", target.name_}, {"pass", to_string(pass)}};
   const semantics::Profile& profile = target.runtime_.profile();
-  const bool pointless = pass == Pass::Backward && (target.training_state_ == TrainingState::PostBackward ||
-                                                    !target.expects_backward_);
+  const bool finished = target.finished_backward_this_pass();
+  const bool pointless = pass == Pass::Backward && (finished || !target.expects_backward_);
   if (profile.prefetch_skips_groups_without_pending_backward && pointless) {
-    detail["skipped"] = target.training_state_ == TrainingState::PostBackward ? "target already finished backward"
-                                                                              : "target will not run backward";
+    detail["skipped"] = finished ? "target already finished backward" : "target will not run backward";
     target.runtime_.record("prefetch", issuer, std::move(detail));
     return;
   }
@@ -175,6 +175,7 @@ void ParamGroup::prefetch_unshard(ParamGroup& target, Pass pass, const std::stri
 
 void ParamGroup::post_backward() {
   training_state_ = TrainingState::PostBackward;
+  ++post_backwards_this_pass_;
   if (options_.reshard_after_backward) reshard();
   // Drain retained reduce-scatter inputs down to K before reducing (upstream: the next group's
   // reduce waits on and drops the oldest).
@@ -208,7 +209,7 @@ void ParamGroup::post_backward() {
 void ParamGroup::drop_unconsumed_all_gathers() {
   for (ParamGroup* g : runtime_.groups()) {
     if (!g->all_gather_result_) continue;
-    if (g->training_state_ == TrainingState::PostBackward || !g->expects_backward_) g->all_gather_result_.reset();
+    if (g->finished_backward_this_pass() || !g->expects_backward_) g->all_gather_result_.reset();
   }
 }
 
@@ -237,7 +238,7 @@ void ParamGroup::reset_after_fault() {
   sharded_state_ = ShardedState::Sharded;
   post_forward_indices_.clear();
   expects_backward_ = false;
-  training_state_ = TrainingState::Idle;
+  end_backward_pass();
   runtime_.record("reset_after_fault", name_, std::move(detail), "recovery");
 }
 
@@ -257,7 +258,9 @@ void ParamGroup::unshard() {
   const at::Tensor persistent = sharded_state_ == ShardedState::Sharded ? persistent_buffer() : at::Tensor();
   all_gather_result_ =
       all_gather_flat(inputs, params_.front().param_dtype(), comm, persistent, runtime_.ledger_ptr(), name_);
-  runtime_.record("all_gather_issued", name_);
+  // The state the all-gather was issued in (FORWARD or PRE_BACKWARD; a prefetch's pass), as
+  // upstream's tests record each unshard that is not a no-op.
+  runtime_.record("all_gather_issued", name_, {{"state", to_string(training_state_)}});
 }
 
 void ParamGroup::wait_for_unshard() {

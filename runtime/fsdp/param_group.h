@@ -49,6 +49,18 @@ class ParamGroup {
   // Whether the last forward registered a pre-backward hook (strict uses it).
   bool expects_backward() const { return expects_backward_; }
   void set_expects_backward(bool v) { expects_backward_ = v; }
+  // Whether every use this pass has had its backward: PostBackward, and as many post_backwards as
+  // forwards with grad (a module run forward twice before one backward has two). Strict's prefetch
+  // guard asks this, not the state alone.
+  bool finished_backward_this_pass() const {
+    return training_state_ == TrainingState::PostBackward && post_backwards_this_pass_ >= forwards_with_grad_this_pass_;
+  }
+  // The root's final callback: the next backward is a new pass.
+  void end_backward_pass() {
+    training_state_ = TrainingState::Idle;
+    forwards_with_grad_this_pass_ = 0;
+    post_backwards_this_pass_ = 0;
+  }
   bool reshard_after_forward() const;  // resolved (root's Auto is false)
   void set_reshard_after_backward(bool v) { options_.reshard_after_backward = v; }
 
@@ -96,6 +108,8 @@ class ParamGroup {
   std::unique_ptr<AllReduceState> all_reduce_state_;  // all_reduce_state_per_group only
   std::vector<int> post_forward_indices_;
   bool expects_backward_ = false;
+  int forwards_with_grad_this_pass_ = 0;  // post_forwards recorded with grad enabled
+  int post_backwards_this_pass_ = 0;
   std::vector<at::Tensor> post_forward_slices_;  // SHARDED_POST_FORWARD clones
   memory::LedgerEntry post_forward_entry_;
   at::Tensor persistent_all_gather_;

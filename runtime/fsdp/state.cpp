@@ -173,7 +173,7 @@ void FSDPState::root_post_backward_final_callback() {
     if (ParamGroup* g = st->group_.get()) {
       // Catch-all: groups whose post-backward node never ran (inputs without grad, unused).
       if (g->training_state() != TrainingState::PostBackward) g->post_backward();
-      g->set_training_state(TrainingState::Idle);
+      g->end_backward_pass();
     }
     st->training_state_ = TrainingState::Idle;
     if (finalize_schedule && st->group_) st->group_->finalize_backward();
