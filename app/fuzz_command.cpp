@@ -36,6 +36,7 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   cmd->add_option("--cases", o.cases, "stop after this many cases");
   cmd->add_option("--seed", o.seed, "campaign seed (case k draws from its own seed derived from it)")->capture_default_str();
   cmd->add_option("--world", o.world, "pin the world size (default: drawn from 1-8)");
+  cmd->add_option("--max-world", o.max_world, "draw world sizes up to this (1-8)")->capture_default_str();
   cmd->add_flag("--faults", o.faults,
                 "give every scenario a fault plan (1-2 of: straggler, collective error, hang, crash at a drawn "
                 "collective of a drawn rank; an exception, NaN or Inf in a drawn module at a drawn step; an "
@@ -60,6 +61,15 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
                   "continue the campaign whose --out folder this is (its .campaign.json), e.g. after the harness was "
                   "killed; its saved options apply");
   add_backend_flags(cmd, o.backend);
+  cmd->add_flag("--differential", o.differential.on,
+                "run each case on the native runtime under the profile that models the installed torch AND on that "
+                "torch (the torch backend: --torch-python, --cpu, --torch-deadline); a divergence of their timelines "
+                "(event, group, pending all-gathers, unsharded groups), of a property's verdict or, on CUDA, of the "
+                "bytes a layer leaves behind is a finding (matches_torch), shrunk keeping it and attributed: torch "
+                "changed, or the native model is wrong. --backend names the native side (threads or process)");
+  cmd->add_option("--torch-as", o.differential.torch_as,
+                  "with --differential: run torch patched to behave as this profile (torch-2.9: post_forward with PR "
+                  "#164009 undone), to watch the campaign catch a torch change");
   return cmd;
 }
 
@@ -67,9 +77,18 @@ namespace {
 
 // The campaign as its CI reports need it.
 harness::CampaignReport campaign_report(const fuzz::CampaignOptions& c, const fuzz::CampaignResult& r) {
-  harness::CampaignReport report{c.seed, c.out_dir, r.cases_run, r.elapsed_seconds, r.earlier_findings, {}};
+  harness::CampaignReport report;
+  report.seed = c.seed;
+  report.out_dir = c.out_dir;
+  report.cases_run = r.cases_run;
+  report.elapsed_seconds = r.elapsed_seconds;
+  report.earlier_findings = r.earlier_findings;
   for (const auto& f : r.findings)
     report.findings.push_back({f.property, f.message, f.path, f.zoo, f.seconds_to_find, f.seconds_to_shrink});
+  for (const auto& k : r.cases)
+    report.cases.push_back({k.index, k.seed, k.seconds, k.failure, k.message, k.torch_seconds, k.native_seconds});
+  report.torch_version = r.torch_version;
+  report.profile = r.profile;
   return report;
 }
 
@@ -87,7 +106,18 @@ int campaign(const fuzz::CampaignOptions& c, const CiReportFlags& reports, std::
       << " finding(s)"
       << (r.earlier_findings ? " (" + std::to_string(r.earlier_findings) + " before the resume)" : std::string()) << "\n";
   const harness::CampaignReport report = campaign_report(c, r);
-  if (!write_ci_reports(reports, {harness::campaign_suite(report)}, harness::campaign_summary(report), err))
+  const nlohmann::json summary = harness::campaign_summary(report);
+  if (summary.contains("differential")) {
+    const auto& d = summary.at("differential");
+    out << "fuzz: differential against torch " << d.at("torch").get<std::string>() << " ("
+        << d.at("profile").get<std::string>() << "): " << d.at("cases_diverged") << " of " << r.cases.size()
+        << " case(s) diverged, " << d.at("cases_failed_on_both") << " failed a property on both sides; torch side " << static_cast<int>(d.at("torch_cases_per_minute").get<double>())
+        << " cases/min, native side " << static_cast<int>(d.at("native_cases_per_minute").get<double>())
+        << " cases/min; findings: torch changed " << d.at("findings_by_class").at("torch-changed")
+        << ", native model wrong " << d.at("findings_by_class").at("native-model-wrong") << ", property failed on both "
+        << d.at("findings_by_class").at("property-failed-on-both") << "\n";
+  }
+  if (!write_ci_reports(reports, {harness::campaign_suite(report)}, summary, err))
     return kExitUsage;
   return total == 0 ? kExitOk : kExitFindings;
 }
@@ -103,7 +133,11 @@ int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
       return st.findings.empty() ? kExitOk : kExitFindings;
     }
     c = fuzz::options_to_resume(st, o.resume);
-    if (st.backend != "threads" || !c.recover || o.backend.device != "cpu") {
+    if (st.plan.differential) {
+      BackendFlags flags = o.backend;
+      flags.backend = "threads";
+      set_up_differential(flags, {true, st.plan.torch_as, st.plan.gen.profile}, c, out);
+    } else if (st.backend != "threads" || !c.recover || o.backend.device != "cpu") {
       BackendFlags flags = o.backend;
       flags.backend = st.backend;
       flags.no_recovery = !c.recover;
@@ -127,6 +161,9 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     if (o.cases < 0) throw std::invalid_argument("--cases: negative");
     c.gen.profile = o.profile;
     c.gen.world = o.world;
+    if (o.max_world < 1 || o.max_world > 8)
+      throw std::invalid_argument("--max-world: " + std::to_string(o.max_world) + " outside 1-8");
+    c.gen.max_world = o.max_world;
     c.gen.faults = o.faults || !o.fault_kinds.empty();
     for (const auto& k : o.fault_kinds) {
       const auto& kinds = harness::fault_kinds();
@@ -169,8 +206,15 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
                                     " run world size 1 only (docs/gpu-path.md); use --backend process --nproc N");
       c.gen.world = 1;
     }
-    if (!is_embedded_default(o.backend)) c.backend = make_backend(o.backend);
-    if (o.backend.backend == "torch") {
+    if (o.differential.on) {
+      c.isolation.reset();
+      set_up_differential(o.backend, {true, o.differential.torch_as, o.profile}, c, out);
+    } else if (!is_embedded_default(o.backend)) {
+      c.backend = make_backend(o.backend);
+    }
+    if (!o.differential.torch_as.empty() && !o.differential.on)
+      throw std::invalid_argument("--torch-as: only with --differential");
+    if (o.backend.backend == "torch" && !o.differential.on) {
       if (c.gen.profile.empty()) c.gen.profile = "torch-2.11";  // the torch as installed
       if (!c.backend->runs_profile(c.gen.profile))
         throw std::invalid_argument("--profile: the " + c.backend->name() + " backend runs torch-2.11 (as installed) " +

@@ -5,6 +5,7 @@
 #include "fuzz/campaign.h"
 #include "app/backend_flags.h"
 #include "app/ci_reports.h"
+#include "app/differential_setup.h"
 
 #include <CLI/App.hpp>
 
@@ -20,6 +21,7 @@ struct FuzzOptions {
   int cases = 0;
   uint64_t seed = 1;
   int world = 0;
+  int max_world = 8;
   std::string out = "findings";
   bool keep_going = false;
   bool faults = false;
@@ -33,6 +35,7 @@ struct FuzzOptions {
   int case_memory_mb = 4096;
   std::string resume;  // a campaign's --out folder
   CiReportFlags reports;
+  DifferentialFlags differential;
 };
 
 CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& options);

@@ -5,7 +5,12 @@
 #      GPUs (--backend process --device cuda; several ranks share a GPU when there are fewer GPUs);
 #   3. fuzzes for SHARDFUZZ_NIGHTLY_MINUTES (default 3) under the strict profile: two thirds on
 #      CUDA rank processes of every world size, one third through NCCL with one rank per GPU;
-#   4. leaves JUnit XML, JSON summaries, reproducers with their HTML reports and the logs in OUT.
+#   4. runs a differential campaign for SHARDFUZZ_NIGHTLY_DIFFERENTIAL_MINUTES (default: the same)
+#      against the installed torch: each case natively under the profile that models that torch and
+#      on torch itself (one rank per GPU where there are enough, gloo on CPU cores beside them for
+#      larger worlds, up to SHARDFUZZ_NIGHTLY_MAX_WORLD, default 4); JUnit per case; its summary
+#      separates "torch changed" from "native model wrong" from "property failed on both";
+#   5. leaves JUnit XML, JSON summaries, reproducers with their HTML reports and the logs in OUT.
 # Exit status: 0 clean; 1 a reproducer's verdict changed or a campaign found something; 2 it could
 # not run. Usage: ci/nightly-gpu.sh [OUT] (default artifacts/nightly-gpu).
 set -uo pipefail
@@ -54,6 +59,17 @@ campaign() {  # NAME SECONDS ARGS...
 total=$((MINUTES * 60))
 campaign fuzz-cuda-processes $((total * 2 / 3)) --backend process --device cuda
 campaign fuzz-nccl $((total - total * 2 / 3)) --backend nccl --nproc "$GPUS"
+
+DIFF_SECONDS=$(( ${SHARDFUZZ_NIGHTLY_DIFFERENTIAL_MINUTES:-$MINUTES} * 60 ))
+t=$SECONDS
+"$BIN" fuzz --differential --torch-python "${SHARDFUZZ_TORCH_PYTHON:-python3}" --max-world "${SHARDFUZZ_NIGHTLY_MAX_WORLD:-4}" \
+  --keep-going --time "${DIFF_SECONDS}s" --out "$OUT/differential" --junit "$OUT/differential.xml" \
+  --summary "$OUT/differential.json" >"$OUT/differential.log" 2>&1
+rc=$?
+classes=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])).get("differential",{}); c=d.get("findings_by_class",{}); print(f"torch {d.get(\"torch\")} ({d.get(\"profile\")}): {d.get(\"cases_diverged\",0)} case(s) diverged; torch changed {c.get(\"torch-changed\",0)}, native model wrong {c.get(\"native-model-wrong\",0)}, property failed on both {c.get(\"property-failed-on-both\",0)}")' "$OUT/differential.json" 2>/dev/null)
+log "differential: exit $rc in $((SECONDS - t)) s ($(tail -1 "$OUT/differential.log")); ${classes:-no summary}"
+(( rc == 1 )) && status=1
+(( rc > 1 )) && { tail -20 "$OUT/differential.log"; status=2; }
 
 log "done: exit $status"
 exit $status

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <unistd.h>
 
 namespace shardfuzz::fuzz {
@@ -65,16 +66,21 @@ std::optional<std::string> first_failing_property(const harness::Scenario& scena
 
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
                              const std::string& dir, const std::string& found_by, const std::string& zoo,
-                             CaseRunner* runner) {
+                             CaseRunner* runner, const nlohmann::json& differential) {
   harness::Reproducer r;
   r.scenario = minimal;
-  r.name = (zoo.empty() || zoo == "unattributed" ? "" : "zoo-" + zoo + "-") + property + "-" + minimal.profile.name + "-" +
-           std::to_string(minimal.seed % 1000000);
+  // A zoo row names the file "zoo-ROW-..."; a differential finding's class names it itself
+  // ("torch-changed-matches_torch-...").
+  const std::string prefix = zoo.empty() || zoo == "unattributed" ? ""
+                             : differential.is_null()                ? "zoo-" + zoo + "-"
+                                                                     : zoo + "-";
+  r.name = prefix + property + "-" + minimal.profile.name + "-" + std::to_string(minimal.seed % 1000000);
   std::replace(r.name.begin(), r.name.end(), '+', '_');
   r.scenario.name = r.name;
   r.found_by = found_by;
   r.message = message;
   r.zoo = zoo;
+  r.differential = differential;
   auto verdict = [&](const std::string& profile) {
     return runner ? runner->verdict_under(minimal, profile) : harness::verdict_under(minimal, profile);
   };
@@ -218,18 +224,48 @@ class Session {
   double last_report_ = 0;
 };
 
+// A differential finding's attribution (torch changed, native model wrong, or a property both
+// sides fail, then blamed natively on a zoo row) into `f`, and what its reproducer keeps: the torch
+// version, what torch ran as, the first divergence and both sides' timelines of the diverging rank.
+nlohmann::json attribute_differential(harness::differential::Differential& differential,
+                                      const harness::differential::DifferentialCase& c, Finding& f) {
+  const harness::differential::Attribution a = differential.attribute(c);
+  f.zoo = a.slug();
+  f.blamed = a.text;
+  if (a.kind == harness::differential::Attribution::Kind::PropertyFailedOnBoth) {
+    const auto blames = harness::zoo::blame(c.native_scenario, &c.native);
+    if (!blames.empty()) f.blamed += " (bug zoo: " + harness::zoo::describe(blames) + ")";
+  }
+  // The diverging rank's compared events (the divergence's index counts them).
+  const int rank = c.divergence ? c.divergence->rank : 0;
+  auto timeline = [rank](const harness::RunRecord& run) {
+    nlohmann::json events = nlohmann::json::array();
+    if (rank < static_cast<int>(run.ranks.size()))
+      for (const auto* e : harness::differential::compared_events(run.ranks[rank])) events.push_back(e->to_json());
+    return events;
+  };
+  const auto& o = differential.options();
+  return {{"torch", o.model.version},
+          {"profile", o.model.profile},
+          {"torch_ran_as", o.torch_as.empty() ? "installed" : o.torch_as},
+          {"attribution", a.to_json()},
+          {"divergence", c.divergence ? c.divergence->to_json() : nlohmann::json()},
+          {"timelines", {{"rank", rank}, {"native", timeline(c.native)}, {"torch", timeline(c.torch)}}}};
+}
+
 // The case that failed, shrunk (keeping the hunted row, when there is one), blamed, written as a
 // reproducer with its HTML report.
 Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backend, CaseRunner& runner,
-                         const rc::Shrinkable<harness::Scenario>& drawn, const std::string& failure, std::ostream& out) {
+                         const rc::Shrinkable<harness::Scenario>& drawn, const CaseCheck& failing, std::ostream& out) {
   Finding f;
-  f.property = failure;
+  f.property = *failing.property;
+  const std::string failure = *failing.failure();  // what every shrink step must reproduce
   // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
   // replacing it by a non-reentrant one would still fail, as row 5).
   auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
     const CaseCheck c = runner.check(s);
-    if (!c.property || options.until_row.empty()) return c.property;
-    return blamed_on(runner.blame(s, &c), options.until_row) ? c.property : std::nullopt;
+    if (!c.property || options.until_row.empty()) return c.failure();
+    return blamed_on(runner.blame(s, &c), options.until_row) ? c.failure() : std::nullopt;
   };
   f.shrink = shrink(
       drawn, still_fails, options.shrink_budget,
@@ -241,21 +277,30 @@ Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backe
   f.minimal = f.shrink.minimal;
   const CaseCheck minimal_check = runner.check(f.minimal);
   f.message = minimal_check.message;
-  const auto blames = minimal_check.property ? runner.blame(f.minimal, &minimal_check) : std::vector<harness::zoo::Blame>{};
-  f.blamed = harness::zoo::describe(blames);
-  f.zoo = blames.empty() ? "unattributed" : blames.front().row;
-  if (!backend.is_embedded_default() && blames.empty() && runner.verdict_under(f.minimal, f.minimal.profile.name) == "pass")
-    f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile.name +
-               " — a divergence between " + backend.name() + " and the native runtime";
+  nlohmann::json differential;
+  if (minimal_check.differential) {
+    differential = attribute_differential(*runner.differential(), *minimal_check.differential, f);
+    f.differential = true;
+  } else {
+    const auto blames =
+        minimal_check.property ? runner.blame(f.minimal, &minimal_check) : std::vector<harness::zoo::Blame>{};
+    f.blamed = harness::zoo::describe(blames);
+    f.zoo = blames.empty() ? "unattributed" : blames.front().row;
+    if (!backend.is_embedded_default() && blames.empty() &&
+        runner.verdict_under(f.minimal, f.minimal.profile.name) == "pass")
+      f.blamed = "unattributed: the native runtime passes it under " + f.minimal.profile.name +
+                 " — a divergence between " + backend.name() + " and the native runtime";
+  }
   f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
                             options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed) : options.command,
-                            f.zoo, &runner);
+                            f.zoo, &runner, differential);
   f.report = write_finding_report(f, backend, options.isolation, out);
   return f;
 }
 
 void print_finding(const Finding& f, std::ostream& out) {
-  out << "fuzz: minimal case: " << describe(f.minimal) << "\nfuzz: bug zoo: " << f.blamed << "\nfuzz: " << f.property
+  out << "fuzz: minimal case: " << describe(f.minimal) << (f.differential ? "\nfuzz: attribution: " : "\nfuzz: bug zoo: ")
+      << f.blamed << "\nfuzz: " << f.property
       << ": " << f.message << "\nfuzz: wrote " << f.path << " (" << f.shrink.steps_accepted << " shrink steps accepted of "
       << f.shrink.steps_tried << " tried in " << static_cast<int>(f.shrink.elapsed_seconds) << " s"
       << (f.shrink.budget_exhausted ? ", budget exhausted" : "") << "; found at " << static_cast<int>(f.seconds_to_find)
@@ -269,13 +314,22 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
   CampaignResult result;
   harness::Backend& backend = *options.backend;
   CaseRunner runner(backend, options.isolation);
+  if (options.torch_and_native) runner.set_differential(options.torch_and_native.get());
   Session session(options, backend.name(), result, out);
+  // A differential campaign that goes on after a finding shrinks each failure (property and
+  // divergence identity) once: every shrink step runs torch too, and a torch that changed makes
+  // most cases fail the same way. The repeats stay in the per-case results.
+  std::set<std::string> shrunk;
   for (int k = session.state.next_case; !session.over(k); ++k) {
     const uint64_t seed = case_seed(options.seed, k);
     const int size = case_size(k);
     const rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(options.gen, seed, size);
+    const auto started = Clock::now();
     const CaseCheck check = runner.check(drawn.value());
     ++result.cases_this_session;
+    if (check.differential)
+      result.cases.push_back({k, seed, seconds_since(started), check.property.value_or(""), check.message,
+                              check.differential->torch_seconds, check.differential->native_seconds});
     // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for the
     // row; the minimal case is blamed again, since shrinking can move it to another.
     const bool hunted = check.property && (options.until_row.empty() ||
@@ -285,11 +339,18 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
       if (!check.property) session.report(false);
       continue;
     }
+    if (check.differential && !shrunk.insert(*check.failure()).second) {
+      ++result.repeated_failures;
+      out << (session.tty() ? "\n" : "") << "fuzz: case " << k << " (seed " << seed << ") fails " << *check.failure()
+          << " again (shrunk already this session; not shrunk again)\n" << std::flush;
+      session.case_done(k);
+      continue;
+    }
     const double found_at = session.elapsed();
     out << (session.tty() ? "\n" : "") << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails "
         << *check.property << ": " << check.message << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n"
         << std::flush;
-    Finding f = shrink_and_write(options, backend, runner, drawn, *check.property, out);
+    Finding f = shrink_and_write(options, backend, runner, drawn, check, out);
     f.case_seed = seed;
     f.size = size;
     f.seconds_to_find = found_at;
@@ -305,6 +366,10 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     print_finding(f, out);
     result.findings.push_back(std::move(f));
     if (!options.keep_going) break;
+  }
+  if (options.torch_and_native) {
+    result.torch_version = options.torch_and_native->options().model.version;
+    result.profile = options.torch_and_native->options().model.profile;
   }
   return session.finish();
 }

@@ -28,6 +28,9 @@ struct CampaignOptions : CampaignPlan {
   // What runs each case. Blame always runs the native runtime: a finding on torch that no native
   // profile reproduces is unattributed (a divergence to explain).
   std::shared_ptr<harness::Backend> backend = harness::make_threads_backend();
+  // Differential campaigns (CampaignPlan::differential): the two sides. `backend` is its torch side.
+  std::shared_ptr<harness::differential::Differential> torch_and_native;
+  std::shared_ptr<harness::Backend> native;  // what torch_and_native runs natively; kept alive here
   // Continue this saved campaign (its plan replaces the one above).
   std::optional<CampaignState> resume;
 };
@@ -40,11 +43,23 @@ struct Finding {
   int size = 0;
   std::string path;  // the reproducer written
   std::string report;  // its HTML report beside it ("" when it could not be written)
-  std::string zoo;   // the bug-zoo row blamed (harness/zoo), "unattributed" when none
+  std::string zoo;   // the bug-zoo row blamed (harness/zoo), "unattributed" when none; a differential
+                     // finding's class: torch-changed, native-model-wrong, property-failed-on-both
+  bool differential = false;
   std::string blamed;  // the switches blamed, described
   double seconds_to_find = 0;    // campaign start to the failing case
   double seconds_to_shrink = 0;  // and to the written reproducer
   ShrinkResult shrink;
+};
+
+// One case of a differential campaign, for its per-case JUnit.
+struct CaseOutcome {
+  int index = 0;
+  uint64_t seed = 0;
+  double seconds = 0;
+  std::string failure;  // "" passed; else the property (matches_torch for a divergence)
+  std::string message;
+  double torch_seconds = 0, native_seconds = 0;  // each side's share of `seconds`
 };
 
 struct CampaignResult {
@@ -53,6 +68,10 @@ struct CampaignResult {
   int earlier_findings = 0;  // found by the sessions before a resume
   double elapsed_seconds = 0;
   std::vector<Finding> findings;
+  int repeated_failures = 0;       // differential campaigns: cases failing as an earlier finding did
+  std::vector<CaseOutcome> cases;  // differential campaigns: every case of this session
+  std::string torch_version;       // differential campaigns: the torch they watched, and its model
+  std::string profile;
 };
 
 // The seed and size of case k of a campaign seeded with `seed`.
@@ -69,7 +88,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out);
 // `runner`: isolated when it is; nullptr: in this process).
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
                              const std::string& dir, const std::string& found_by, const std::string& zoo = "",
-                             CaseRunner* runner = nullptr);
+                             CaseRunner* runner = nullptr, const nlohmann::json& differential = nullptr);
 
 // The options a saved campaign ran with, to resume it writing into `out_dir`.
 CampaignOptions options_to_resume(const CampaignState& state, const std::string& out_dir);

@@ -42,7 +42,7 @@ void save_campaign_state(const std::string& dir, const CampaignState& s) {
   const CampaignPlan& p = s.plan;
   json j = {{"schema", kSchema},
             {"seed", p.seed},
-            {"gen", {{"world", p.gen.world}, {"profile", p.gen.profile}, {"max_blocks", p.gen.max_blocks},
+            {"gen", {{"world", p.gen.world}, {"max_world", p.gen.max_world}, {"profile", p.gen.profile}, {"max_blocks", p.gen.max_blocks},
                      {"max_steps", p.gen.max_steps}, {"faults", p.gen.faults}, {"fault_kinds", p.gen.fault_kinds}}},
             {"cases", p.cases ? json(*p.cases) : json(nullptr)},
             {"seconds", p.seconds ? json(*p.seconds) : json(nullptr)},
@@ -51,6 +51,8 @@ void save_campaign_state(const std::string& dir, const CampaignState& s) {
             {"keep_going", p.keep_going},
             {"recover", p.recover},
             {"until_row", p.until_row},
+            {"differential", p.differential},
+            {"torch_as", p.torch_as},
             {"command", p.command},
             {"backend", s.backend},
             {"isolate", p.isolation.has_value()},
@@ -85,6 +87,7 @@ CampaignState load_campaign_state(const std::string& dir) {
   p.seed = field<uint64_t>(j, "seed", w);
   const json gen = field<json>(j, "gen", w);
   p.gen.world = field<int>(gen, "world", w + "gen.");
+  p.gen.max_world = gen.contains("max_world") ? field<int>(gen, "max_world", w + "gen.") : 8;
   p.gen.profile = field<std::string>(gen, "profile", w + "gen.");
   p.gen.max_blocks = field<int>(gen, "max_blocks", w + "gen.");
   p.gen.max_steps = field<int>(gen, "max_steps", w + "gen.");
@@ -97,6 +100,8 @@ CampaignState load_campaign_state(const std::string& dir) {
   p.keep_going = field<bool>(j, "keep_going", w);
   p.recover = j.contains("recover") ? field<bool>(j, "recover", w) : true;  // absent before recovery existed
   p.until_row = field<std::string>(j, "until_row", w);
+  p.differential = j.contains("differential") ? field<bool>(j, "differential", w) : false;  // absent before it existed
+  p.torch_as = j.contains("torch_as") ? field<std::string>(j, "torch_as", w) : "";
   p.command = field<std::string>(j, "command", w);
   s.backend = field<std::string>(j, "backend", w);
   const bool isolate = field<bool>(j, "isolate", w);

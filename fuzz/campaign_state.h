@@ -40,6 +40,10 @@ struct CampaignPlan {
   std::string command;  // the command line, recorded in reproducers
   // The threads backend recovers from planned oom and exception faults (false: --no-recovery).
   bool recover = true;
+  // Differential: each case runs natively under the profile modelling the installed torch and on
+  // that torch (the backend is the torch backend); a divergence is a finding (harness/differential).
+  bool differential = false;
+  std::string torch_as;  // differential: run torch patched to behave as this profile ("": as installed)
   // Each native run in a child process under these limits (nullopt: in this process).
   std::optional<harness::isolation::Limits> isolation = harness::isolation::Limits{};
 };

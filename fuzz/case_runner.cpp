@@ -59,7 +59,26 @@ std::optional<std::string> CaseRunner::in_worker(const json& request, std::strin
   return std::nullopt;
 }
 
+namespace {
+
+CaseCheck check_differential(const harness::Scenario& scenario, harness::differential::Differential& differential) {
+  CaseCheck c;
+  auto dc = std::make_shared<harness::differential::DifferentialCase>(differential.run(scenario));
+  if (dc->divergence) {
+    c.property = harness::differential::kMatchesTorch;
+    c.message = dc->divergence->message();
+  } else if (dc->both_fail) {
+    c.property = dc->both_fail->property;
+    c.message = dc->both_fail->message;
+  }
+  c.differential = std::move(dc);
+  return c;
+}
+
+}  // namespace
+
 CaseCheck CaseRunner::check(const harness::Scenario& scenario) {
+  if (differential_) return check_differential(scenario, *differential_);
   if (!isolation_) return check_here(scenario, backend_);
   CaseCheck c;
   std::string why;

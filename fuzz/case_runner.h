@@ -7,6 +7,7 @@
 #pragma once
 
 #include "harness/backends/backend.h"
+#include "harness/differential/differential.h"
 #include "harness/properties/property.h"
 #include "harness/isolation/worker_process.h"
 #include "harness/run/run_record.h"
@@ -31,6 +32,15 @@ struct CaseCheck {
   std::optional<std::string> property;  // the first failing property (nullopt: all passed)
   std::string message;
   std::optional<harness::RunRecord> run;  // kept when run in this process on the native runtime
+  // A differential case: both sides, and the divergence (property matches_torch) or the property
+  // both fail.
+  std::shared_ptr<const harness::differential::DifferentialCase> differential;
+  // What a shrink step must reproduce: the property, or for a divergence the property and the
+  // divergence's identity (its aspect and event names). nullopt: the case passed.
+  std::optional<std::string> failure() const {
+    if (property && differential && differential->divergence) return *property + ":" + differential->divergence->identity;
+    return property;
+  }
 };
 
 class CaseRunner {
@@ -40,6 +50,10 @@ class CaseRunner {
   CaseRunner(harness::Backend& backend, std::optional<harness::isolation::Limits> isolation);
 
   bool isolated() const { return isolation_.has_value(); }
+  // Differential mode: check() runs each case on both sides of `differential` (native in this
+  // process) instead of on the backend; it must outlive this runner.
+  void set_differential(harness::differential::Differential* differential) { differential_ = differential; }
+  harness::differential::Differential* differential() const { return differential_; }
   int workers_started() const { return worker_ ? worker_->starts() : 0; }
   CaseCheck check(const harness::Scenario& scenario);
   // Blame always runs natively; `failing` is reused when it holds a native run.
@@ -54,6 +68,7 @@ class CaseRunner {
   harness::Backend& backend_;
   std::optional<harness::isolation::Limits> isolation_;
   std::unique_ptr<harness::isolation::WorkerProcess> worker_;
+  harness::differential::Differential* differential_ = nullptr;
 };
 
 }  // namespace shardfuzz::fuzz

@@ -47,13 +47,14 @@ nlohmann::json to_json(const Reproducer& r) {
   j["message"] = r.message;
   j["expected"] = r.expected;
   j["scenario"] = to_json(r.scenario);
+  if (!r.differential.is_null()) j["differential"] = r.differential;
   return j;
 }
 
 Reproducer reproducer_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("reproducer: expected an object");
   static const std::set<std::string> known = {"schema", "name", "zoo", "found_by", "explanation", "message",
-                                              "expected", "scenario"};
+                                              "expected", "scenario", "differential"};
   for (const auto& [key, value] : j.items())
     if (!known.count(key)) throw std::invalid_argument(key + ": unknown key");
   if (!j.contains("schema") || j.at("schema") != kScenarioSchema)
@@ -73,6 +74,10 @@ Reproducer reproducer_from_json(const nlohmann::json& j) {
     for (const Property& p : all_properties()) known_property = known_property || p.name == v;
     if (!known_property) throw std::invalid_argument("expected." + profile + ": unknown property '" + v + "'");
     r.expected[profile] = v;
+  }
+  if (j.contains("differential")) {
+    if (!j.at("differential").is_object()) throw std::invalid_argument("differential: expected an object");
+    r.differential = j.at("differential");
   }
   if (!j.contains("scenario")) throw std::invalid_argument("scenario: missing");
   try {

@@ -25,6 +25,9 @@ struct Reproducer {
   std::string message;      // the failed property's message when it was found
   std::map<std::string, std::string> expected;  // profile -> first failing property, or "pass"
   Scenario scenario;
+  // A differential finding (harness/differential): the torch version and what it ran as, the
+  // first divergence, its attribution, and both sides' timelines. Null otherwise.
+  nlohmann::json differential;
 };
 
 nlohmann::json to_json(const Reproducer& reproducer);

@@ -8,7 +8,8 @@
 namespace shardfuzz::fuzz {
 
 struct GenConfig {
-  int world = 0;        // 0: drawn from 1-8 (shrinks toward 1); N > 0: every scenario has world N
+  int world = 0;        // 0: drawn from 1-max_world (shrinks toward 1); N > 0: every scenario has world N
+  int max_world = 8;    // the largest world drawn (a torch side with few GPUs and CPU cores)
   std::string profile;  // "": drawn (torch-2.11, torch-2.9, strict); else every scenario has it
   int max_blocks = 4;   // the block list holds 1..max_blocks blocks (at size >= 50; fewer below)
   int max_steps = 3;    // steps are drawn from 1..max_steps

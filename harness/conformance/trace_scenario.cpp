@@ -39,8 +39,9 @@ Scenario scenario_from_trace(const nlohmann::json& trace) {
   BlockSpec block;
   block.ac = ac::checkpoint_mode_from_string(field<std::string>(j, "ac", "a string"));
   block.gated = j.contains("gated") && field<bool>(j, "gated", "a boolean");
-  if (j.contains("lora") && field<bool>(j, "lora", "a boolean"))
-    throw std::invalid_argument("scenario.lora: LoRA layers are not modelled by the native runtime yet");
+  // record.py's LoRALinear: the attention projection's base frozen, adapters A [r, D] and B [D, r]
+  // with r = 2 (the default dims.lora_rank) trainable.
+  if (j.contains("lora") && field<bool>(j, "lora", "a boolean")) block.lora = {"attn"};
   s.blocks.assign(static_cast<std::size_t>(blocks), block);
   if (j.contains("frozen_block0") && field<bool>(j, "frozen_block0", "a boolean")) {
     s.blocks[0].frozen = true;

@@ -30,8 +30,11 @@ struct Property {
 // In check order: liveness first (nothing else is meaningful after a failed run).
 const std::vector<Property>& all_properties();
 std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run);
-// The first failed verdict, or nullptr.
+// The first failed verdict, or nullptr. It points into `verdicts`, so a temporary list is refused
+// (the pointer would dangle); any_failure answers only whether one failed.
 const Verdict* first_failure(const std::vector<Verdict>& verdicts);
+const Verdict* first_failure(std::vector<Verdict>&&) = delete;
+inline bool any_failure(const std::vector<Verdict>& verdicts) { return first_failure(verdicts) != nullptr; }
 
 // The individual properties.
 Verdict check_liveness(const Scenario&, const RunRecord&);

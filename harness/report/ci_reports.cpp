@@ -80,7 +80,20 @@ JUnitSuite campaign_suite(const CampaignReport& r) {
     for (const auto& f : r.findings)
       kase.text += f.property + ": " + f.message + "\nreplay with: shardfuzz run " + f.path + "\n";
   }
-  return {"fuzz " + r.out_dir, {kase}};
+  JUnitSuite suite{"fuzz " + r.out_dir, {kase}};
+  for (const auto& c : r.cases) {
+    JUnitCase one;
+    one.classname = "fuzz.differential";
+    one.name = "case " + std::to_string(c.index) + " (seed " + std::to_string(c.seed) + ")";
+    one.seconds = c.seconds;
+    if (!c.failure.empty()) {
+      one.outcome = JUnitCase::Outcome::Failed;
+      one.message = c.failure;
+      one.text = c.message;
+    }
+    suite.cases.push_back(std::move(one));
+  }
+  return suite;
 }
 
 nlohmann::json campaign_summary(const CampaignReport& r) {
@@ -98,6 +111,31 @@ nlohmann::json campaign_summary(const CampaignReport& r) {
                              {"zoo", f.zoo},
                              {"seconds_to_find", f.seconds_to_find},
                              {"seconds_to_shrink", f.seconds_to_shrink}});
+  if (!r.torch_version.empty()) {
+    // What a differential campaign's findings mean: torch changed, the native model is wrong, or a
+    // property fails on both sides (a bug in that torch, as the native runtime models it).
+    nlohmann::json classes = {{"torch-changed", 0}, {"native-model-wrong", 0}, {"property-failed-on-both", 0}};
+    for (const auto& f : r.findings)
+      if (classes.contains(f.zoo)) classes[f.zoo] = classes[f.zoo].get<int>() + 1;
+    int diverged = 0, failed_on_both = 0;
+    double torch_s = 0, native_s = 0;
+    for (const auto& c : r.cases) {
+      diverged += c.failure == "matches_torch";
+      failed_on_both += !c.failure.empty() && c.failure != "matches_torch";
+      torch_s += c.torch_seconds;
+      native_s += c.native_seconds;
+    }
+    const double n = static_cast<double>(r.cases.size());
+    j["differential"] = {{"torch", r.torch_version},
+                         {"profile", r.profile},
+                         {"findings_by_class", classes},
+                         {"cases_diverged", diverged},
+                         {"cases_failed_on_both", failed_on_both},
+                         {"torch_seconds", torch_s},
+                         {"native_seconds", native_s},
+                         {"torch_cases_per_minute", torch_s > 0 ? 60 * n / torch_s : 0.0},
+                         {"native_cases_per_minute", native_s > 0 ? 60 * n / native_s : 0.0}};
+  }
   return j;
 }
 

@@ -46,15 +46,27 @@ struct CampaignReport {
     double seconds_to_find = 0;
     double seconds_to_shrink = 0;
   };
+  // A differential campaign's cases, one JUnit test case each.
+  struct Case {
+    int index = 0;
+    uint64_t seed = 0;
+    double seconds = 0;
+    std::string failure;  // "" passed
+    std::string message;
+    double torch_seconds = 0, native_seconds = 0;
+  };
   uint64_t seed = 0;
   std::string out_dir;
   int cases_run = 0;
   double elapsed_seconds = 0;
   int earlier_findings = 0;  // found by the sessions before a resume
   std::vector<Finding> findings;
+  std::vector<Case> cases;     // differential campaigns only
+  std::string torch_version;   // differential: the torch watched and the profile modelling it
+  std::string profile;
 };
 
-// One test case for the campaign: failed when it has findings, each with its replay command.
+// One test case for the campaign (and, for a differential one, one per case): failed when it has findings, each with its replay command.
 JUnitSuite campaign_suite(const CampaignReport& campaign);
 nlohmann::json campaign_summary(const CampaignReport& campaign);
 

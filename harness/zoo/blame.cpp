@@ -12,7 +12,7 @@ std::vector<Blame> blame(const Scenario& sc, const RunRecord* failing_run) {
   RunRecord own;
   if (!failing_run) {
     own = run_threads(sc);
-    if (!first_failure(check_properties(sc, own))) return {};
+    if (!any_failure(check_properties(sc, own))) return {};
   }
   const RunRecord& failing = failing_run ? *failing_run : own;
   std::vector<Blame> out;
@@ -20,7 +20,7 @@ std::vector<Blame> blame(const Scenario& sc, const RunRecord* failing_run) {
     Scenario flipped = sc;
     flipped.profile = semantics::Profile::named(sc.profile.without(*s));
     const RunRecord run = run_threads(flipped);
-    if (first_failure(check_properties(flipped, run))) continue;
+    if (any_failure(check_properties(flipped, run))) continue;
     const ZooRow* row = row_for(s->name, sc, failing);
     out.push_back({s->name, row ? row->row : "?", row && row->injected, row ? row->upstream : ""});
   }

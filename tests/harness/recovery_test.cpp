@@ -103,7 +103,8 @@ TEST(Recovery, AnOomAndALaterExceptionOnOtherRanksAreTwoRecoveries) {
   ASSERT_TRUE(run.ok()) << run.error;
   ASSERT_EQ(run.fired_faults.size(), 2u);
   for (const RankRecord& r : run.ranks) EXPECT_EQ(r.recoveries.size(), 2u) << "rank " << r.rank;
-  const Verdict* failed = first_failure(check_properties(sc, run));
+  const std::vector<Verdict> verdicts = check_properties(sc, run);
+  const Verdict* failed = first_failure(verdicts);
   EXPECT_EQ(failed, nullptr) << failed->property << ": " << failed->message;
 }
 
@@ -113,7 +114,8 @@ TEST(Recovery, TwoOomsOnOneRankBothFireAndAreBothRecovered) {
   ASSERT_TRUE(run.ok()) << run.error;
   ASSERT_EQ(run.fired_faults.size(), 2u);
   EXPECT_EQ(run.ranks[1].recoveries.size(), 2u);
-  const Verdict* failed = first_failure(check_properties(sc, run));
+  const std::vector<Verdict> verdicts = check_properties(sc, run);
+  const Verdict* failed = first_failure(verdicts);
   EXPECT_EQ(failed, nullptr) << failed->property << ": " << failed->message;
 }
 

@@ -22,6 +22,19 @@ TorchBackend::TorchBackend(const TorchOptions& options) : options_(options), dir
 
 TorchBackend::~TorchBackend() { worker_.reset(); }  // before dir_: the worker's log is in it
 
+std::string TorchBackend::installed_torch_version() {
+  nlohmann::json reply;
+  try {
+    reply = worker_->request({{"op", "version"}, {"id", 0}}, std::chrono::seconds(60));
+  } catch (const WorkerFailure& e) {
+    throw std::runtime_error("torch backend: the worker did not start: " + std::string(e.what()));
+  }
+  if (!reply.value("ok", false))
+    throw std::runtime_error("torch backend: " + reply.value("error", std::string("no torch version")) +
+                             " (python: " + options_.python + ")");
+  return reply.at("torch").get<std::string>();
+}
+
 RunRecord TorchBackend::run(const Scenario& sc) {
   const std::string script = torch_repro_script(sc);  // validates; invalid_argument for what it cannot express
   const int id = ++runs_;

@@ -37,6 +37,9 @@ class TorchBackend : public Backend {
   // the harness's problems, not findings. An exception, hang or death inside a run is the
   // RunRecord's error (liveness).
   RunRecord run(const Scenario& scenario) override;
+  // The installed torch's version, asked of the worker before any run (the worker starts if it
+  // has not). Throws std::runtime_error when torch is not installed for the python.
+  std::string installed_torch_version();
   // torch.__version__ and the device of the last run ("" before the first).
   const std::string& torch_version() const { return torch_version_; }
   const std::string& device() const { return device_; }

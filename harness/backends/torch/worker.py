@@ -15,6 +15,9 @@ rank processes in all) and answers one line on stdout:
     {"id": 7, "ok": true, "seconds": 0.21, "ranks": [...], "torch": "2.11.0", "device": "cuda"}
     {"id": 7, "ok": false, "kind": "exception" | "deadline" | "crash", "error": "rank 1: ...", ...}
 
+`{"op": "version"}` answers `{"ok": true, "torch": "2.11.0+cu130"}` (the installed distribution's
+version, read without importing torch); `{"op": "quit"}` ends the worker.
+
 Each rank writes OUT/rank-R.json (its timeline, losses, shards; see repro_prelude.run). A rank that
 raises, hangs past the deadline or dies is reported, the pool is torn down (its process group can
 no longer be trusted) and the next request starts a fresh one. Everything but the protocol lines
@@ -149,6 +152,14 @@ def main():
         request = json.loads(line)
         if request.get("op") == "quit":
             break
+        if request.get("op") == "version":  # the installed torch, without importing it here
+            try:
+                from importlib.metadata import version
+                reply = {"ok": True, "torch": version("torch")}
+            except Exception as e:
+                reply = {"ok": False, "kind": "start", "error": f"torch is not installed for {sys.executable}: {e}"}
+            protocol.write(json.dumps(dict(reply, id=request.get("id", 0))) + "\n")
+            continue
         key = (int(request["world"]), bool(request.get("cpu", False)))
         pool = pools.pop(key, None)
         if pool is not None and pool.broken:
