@@ -49,7 +49,10 @@ bool ParamGroup::reshard_after_forward() const {
     case ReshardAfterForward::Kind::Auto: return !is_root_;
     case ReshardAfterForward::Kind::True: return !(is_root_ && runtime_.profile().root_never_reshards_after_forward);
     case ReshardAfterForward::Kind::False: return false;
-    case ReshardAfterForward::Kind::Int: return options_.reshard_after_forward.n != 1;
+    // Before PR #155319 lazy init set the root's post_forward_mesh_info to None whatever was passed,
+    // so an integer is clamped as True is.
+    case ReshardAfterForward::Kind::Int:
+      return options_.reshard_after_forward.n != 1 && !(is_root_ && runtime_.profile().root_never_reshards_after_forward);
   }
   return true;
 }
@@ -288,19 +291,23 @@ void ParamGroup::wait_for_unshard() {
 }
 
 void ParamGroup::reshard() {
+  // The state it ran in, and whether it kept the parameters (a FORWARD reshard without
+  // reshard_after_forward: upstream's tests record no event for that no-op).
+  nlohmann::json detail = {{"state", to_string(training_state_)}};
   if (training_state_ == TrainingState::Forward) {
     if (!reshard_after_forward()) {
-      runtime_.record("reshard", name_);
+      detail["kept"] = true;
+      runtime_.record("reshard", name_, std::move(detail));
       return;
     }
     if (uses_post_forward_mesh()) {
       to_sharded_post_forward();
-      runtime_.record("reshard", name_);
+      runtime_.record("reshard", name_, std::move(detail));
       return;
     }
   }
   to_sharded();
-  runtime_.record("reshard", name_);
+  runtime_.record("reshard", name_, std::move(detail));
 }
 
 void ParamGroup::to_sharded() {

@@ -27,8 +27,8 @@ struct Profile {
   // already finished backward. Under reentrant AC the same index is what pytorch#169349 reports.
   bool post_forward_reshards_during_backward = false;
 
-  // Lazy init clamps the root's reshard_after_forward to False whatever the user passed
-  // (_fsdp_state.py before pytorch PR #155319, i.e. torch <= 2.7): the root's parameters stay
+  // Lazy init clamps the root's reshard_after_forward to False whatever the user passed, an int too
+  // (post_forward_mesh_info = None; _fsdp_state.py before PR #155319, torch <= 2.7): the root's parameters stay
   // unsharded after every forward (pytorch#154655; a root run under no_grad, #149029).
   bool root_never_reshards_after_forward = false;
 
