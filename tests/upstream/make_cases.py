@@ -13,7 +13,8 @@ an MLP), a final norm and `out`, all non-block parameters on the root ("" in ups
 Upstream's event tuples are (kind, module, TrainingState): "unshard" is every unshard that is not
 a no-op, "reshard" every reshard but a FORWARD one that keeps the parameters, "post_backward"
 after the group's post_backward; ("prefetch", issuer, target) is the native timeline's own prefetch
-event, used where upstream checks a prefetch only numerically.
+event, used where upstream checks a prefetch only numerically (an explicit list's prefetch is issued by the
+state, which the traces label "(forward state)").
 """
 import json
 import os
@@ -222,7 +223,7 @@ def family_misprefetch():
                              fc1: {"reshard_after_forward": True, "backward_prefetch": [fc2]},
                              fc2: {"reshard_after_forward": True}}
         mis = fc2 + (" (skipped)" if profile == "strict" else "")
-        events = [phase(s, "backward", [ev("prefetch", "", fc2), ev("prefetch", fc2, fc1), ev("prefetch", fc1, mis)])
+        events = [phase(s, "backward", [ev("prefetch", "", fc2), ev("prefetch", fc2, fc1), ev("prefetch", "(forward state)", mis)])
                   for s in range(3)]
         add(name, COMM + "test_backward_misprefetch", sc, record=["prefetch"], events=events,
             properties=["parity_with_reference"],
