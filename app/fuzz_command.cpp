@@ -85,11 +85,27 @@ harness::CampaignReport campaign_report(const fuzz::CampaignOptions& c, const fu
   report.earlier_findings = r.earlier_findings;
   for (const auto& f : r.findings)
     report.findings.push_back({f.property, f.message, f.path, f.zoo, f.seconds_to_find, f.seconds_to_shrink});
-  for (const auto& k : r.cases)
-    report.cases.push_back({k.index, k.seed, k.seconds, k.failure, k.message, k.torch_seconds, k.native_seconds});
+  report.cases = r.cases;
   report.torch_version = r.torch_version;
   report.profile = r.profile;
   return report;
+}
+
+// A differential campaign's last lines: divergences, findings by class, each side's speed, what
+// the per-layer bytes comparison saw, and what the cases exercised.
+void print_differential_summary(const nlohmann::json& d, std::size_t cases, std::ostream& out) {
+  const auto& classes = d.at("findings_by_class");
+  out << "fuzz: differential against torch " << d.at("torch").get<std::string>() << " ("
+      << d.at("profile").get<std::string>() << "): " << d.at("cases_diverged") << " of " << cases
+      << " case(s) diverged, " << d.at("cases_failed_on_both") << " failed a property on both sides; torch side "
+      << static_cast<int>(d.at("torch_cases_per_minute").get<double>()) << " cases/min, native side "
+      << static_cast<int>(d.at("native_cases_per_minute").get<double>()) << " cases/min; findings: torch changed "
+      << classes.at("torch-changed") << ", native model wrong " << classes.at("native-model-wrong")
+      << ", property failed on both " << classes.at("property-failed-on-both") << "; per-layer CUDA bytes compared in "
+      << d.at("cases_layer_bytes_compared") << " case(s), largest difference " << d.at("largest_layer_bytes_difference")
+      << " B\nfuzz: drawn:";
+  for (const auto& [feature, count] : d.at("drawn").items()) out << " " << feature << " " << count;
+  out << "\n";
 }
 
 // Runs the campaign and prints its summary; the exit code.
@@ -107,16 +123,7 @@ int campaign(const fuzz::CampaignOptions& c, const CiReportFlags& reports, std::
       << (r.earlier_findings ? " (" + std::to_string(r.earlier_findings) + " before the resume)" : std::string()) << "\n";
   const harness::CampaignReport report = campaign_report(c, r);
   const nlohmann::json summary = harness::campaign_summary(report);
-  if (summary.contains("differential")) {
-    const auto& d = summary.at("differential");
-    out << "fuzz: differential against torch " << d.at("torch").get<std::string>() << " ("
-        << d.at("profile").get<std::string>() << "): " << d.at("cases_diverged") << " of " << r.cases.size()
-        << " case(s) diverged, " << d.at("cases_failed_on_both") << " failed a property on both sides; torch side " << static_cast<int>(d.at("torch_cases_per_minute").get<double>())
-        << " cases/min, native side " << static_cast<int>(d.at("native_cases_per_minute").get<double>())
-        << " cases/min; findings: torch changed " << d.at("findings_by_class").at("torch-changed")
-        << ", native model wrong " << d.at("findings_by_class").at("native-model-wrong") << ", property failed on both "
-        << d.at("findings_by_class").at("property-failed-on-both") << "\n";
-  }
+  if (summary.contains("differential")) print_differential_summary(summary.at("differential"), r.cases.size(), out);
   if (!write_ci_reports(reports, {harness::campaign_suite(report)}, summary, err))
     return kExitUsage;
   return total == 0 ? kExitOk : kExitFindings;

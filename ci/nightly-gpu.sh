@@ -8,7 +8,8 @@
 #   4. runs a differential campaign for SHARDFUZZ_NIGHTLY_DIFFERENTIAL_MINUTES (default: the same)
 #      against the installed torch: each case natively under the profile that models that torch and
 #      on torch itself (one rank per GPU where there are enough, gloo on CPU cores beside them for
-#      larger worlds, up to SHARDFUZZ_NIGHTLY_MAX_WORLD, default 4); JUnit per case; its summary
+#      larger worlds, up to SHARDFUZZ_NIGHTLY_MAX_WORLD, default 4; the native side in CUDA rank
+#      processes, so layers' bytes are compared where torch is on CUDA); JUnit per case; its summary
 #      separates "torch changed" from "native model wrong" from "property failed on both";
 #   5. leaves JUnit XML, JSON summaries, reproducers with their HTML reports and the logs in OUT.
 # Exit status: 0 clean; 1 a reproducer's verdict changed or a campaign found something; 2 it could
@@ -62,11 +63,13 @@ campaign fuzz-nccl $((total - total * 2 / 3)) --backend nccl --nproc "$GPUS"
 
 DIFF_SECONDS=$(( ${SHARDFUZZ_NIGHTLY_DIFFERENTIAL_MINUTES:-$MINUTES} * 60 ))
 t=$SECONDS
-"$BIN" fuzz --differential --torch-python "${SHARDFUZZ_TORCH_PYTHON:-python3}" --max-world "${SHARDFUZZ_NIGHTLY_MAX_WORLD:-4}" \
+# The native side in CUDA rank processes, so where torch has a GPU per rank the bytes each layer's
+# backward leaves are compared too.
+"$BIN" fuzz --differential --backend process --device cuda --torch-python "${SHARDFUZZ_TORCH_PYTHON:-python3}" --max-world "${SHARDFUZZ_NIGHTLY_MAX_WORLD:-4}" \
   --keep-going --time "${DIFF_SECONDS}s" --out "$OUT/differential" --junit "$OUT/differential.xml" \
   --summary "$OUT/differential.json" >"$OUT/differential.log" 2>&1
 rc=$?
-classes=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])).get("differential",{}); c=d.get("findings_by_class",{}); print(f"torch {d.get(\"torch\")} ({d.get(\"profile\")}): {d.get(\"cases_diverged\",0)} case(s) diverged; torch changed {c.get(\"torch-changed\",0)}, native model wrong {c.get(\"native-model-wrong\",0)}, property failed on both {c.get(\"property-failed-on-both\",0)}")' "$OUT/differential.json" 2>/dev/null)
+classes=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])).get("differential",{}); c=d.get("findings_by_class",{}); print(f"torch {d.get(\"torch\")} ({d.get(\"profile\")}): {d.get(\"cases_diverged\",0)} case(s) diverged; torch changed {c.get(\"torch-changed\",0)}, native model wrong {c.get(\"native-model-wrong\",0)}, property failed on both {c.get(\"property-failed-on-both\",0)}; {d.get(\"cases_failed_on_both\",0)} case(s) failed a property on both; per-layer CUDA bytes compared in {d.get(\"cases_layer_bytes_compared\",0)} case(s)")' "$OUT/differential.json" 2>/dev/null)
 log "differential: exit $rc in $((SECONDS - t)) s ($(tail -1 "$OUT/differential.log")); ${classes:-no summary}"
 (( rc == 1 )) && status=1
 (( rc > 1 )) && { tail -20 "$OUT/differential.log"; status=2; }

@@ -7,6 +7,7 @@
 #include "harness/report/html_report.h"
 #include "harness/files/write_file.h"
 #include "harness/reproducer.h"
+#include "harness/scenario/scenario_features.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "harness/zoo/blame.h"
 #include "runtime/semantics/profile.h"
@@ -308,6 +309,14 @@ void print_finding(const Finding& f, std::ostream& out) {
       << (f.report.empty() ? "" : "report: " + f.report + "\n") << std::flush;
 }
 
+// Without --keep-going a campaign ends at its first finding, except that a differential campaign
+// ends at its first divergence: a property that fails on both torch and the native model is a bug
+// of the torch installed (written and counted), not an answer to whether the model still holds.
+bool ends_campaign(const CampaignOptions& options, const Finding& f) {
+  if (options.keep_going) return false;
+  return !(f.differential && f.zoo == "property-failed-on-both");
+}
+
 }  // namespace
 
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
@@ -329,7 +338,8 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     ++result.cases_this_session;
     if (check.differential)
       result.cases.push_back({k, seed, seconds_since(started), check.property.value_or(""), check.message,
-                              check.differential->torch_seconds, check.differential->native_seconds});
+                              check.differential->torch_seconds, check.differential->native_seconds,
+                              check.differential->layer_bytes_difference, harness::features_of(drawn.value())});
     // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for the
     // row; the minimal case is blamed again, since shrinking can move it to another.
     const bool hunted = check.property && (options.until_row.empty() ||
@@ -364,8 +374,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     session.case_done(k);
     f.seconds_to_shrink = session.elapsed();
     print_finding(f, out);
+    const bool ends = ends_campaign(options, f);
     result.findings.push_back(std::move(f));
-    if (!options.keep_going) break;
+    if (ends) break;
   }
   if (options.torch_and_native) {
     result.torch_version = options.torch_and_native->options().model.version;

@@ -9,6 +9,7 @@
 #include "fuzz/case_runner.h"
 #include "fuzz/gen/gen_config.h"
 #include "fuzz/shrink.h"
+#include "harness/report/ci_reports.h"
 #include "harness/backends/backend.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "harness/scenario/scenario.h"
@@ -52,15 +53,8 @@ struct Finding {
   ShrinkResult shrink;
 };
 
-// One case of a differential campaign, for its per-case JUnit.
-struct CaseOutcome {
-  int index = 0;
-  uint64_t seed = 0;
-  double seconds = 0;
-  std::string failure;  // "" passed; else the property (matches_torch for a divergence)
-  std::string message;
-  double torch_seconds = 0, native_seconds = 0;  // each side's share of `seconds`
-};
+// One case of a differential campaign, for its per-case JUnit and the summary.
+using CaseOutcome = harness::CampaignReport::Case;
 
 struct CampaignResult {
   int cases_run = 0;  // over all sessions of the campaign

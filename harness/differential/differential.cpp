@@ -66,6 +66,7 @@ DifferentialCase Differential::run(const Scenario& scenario) {
   c.torch_seconds = std::chrono::duration<double>(t1 - t0).count();
   c.native_seconds = std::chrono::duration<double>(Clock::now() - t1).count();
   c.divergence = first_divergence(c.native_scenario, c.native, c.torch_scenario, c.torch, options_.tolerance);
+  c.layer_bytes_difference = largest_layer_bytes_difference(c.native, c.torch);
   if (!c.divergence) {
     const std::vector<Verdict> verdicts = check_properties(c.native_scenario, c.native);
     if (const Verdict* f = first_failure(verdicts)) c.both_fail = *f;

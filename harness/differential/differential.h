@@ -33,6 +33,7 @@ struct DifferentialCase {
   RunRecord native, torch;
   std::optional<Divergence> divergence;
   std::optional<Verdict> both_fail;  // no divergence, and a property both sides fail
+  std::optional<int64_t> layer_bytes_difference;  // largest per-layer CUDA bytes difference; nullopt: not both on CUDA
   double torch_seconds = 0, native_seconds = 0;  // each side's wall clock, run and record included
 };
 

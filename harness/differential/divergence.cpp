@@ -122,29 +122,43 @@ std::vector<std::pair<const TimelineEvent*, int64_t>> layer_growth(const RankRec
   return out;
 }
 
-std::optional<Divergence> compare_layer_bytes(const RunRecord& native, const RunRecord& torch, const Tolerance& tol) {
-  const bool on_cuda = native.device.rfind("cuda", 0) == 0 && torch.observed.allocator && native.observed.allocator &&
-                       torch.device.rfind("cuda", 0) == 0;
-  if (!on_cuda) return std::nullopt;
+bool both_on_cuda(const RunRecord& native, const RunRecord& torch) {
+  return native.device.rfind("cuda", 0) == 0 && torch.observed.allocator && native.observed.allocator &&
+         torch.device.rfind("cuda", 0) == 0;
+}
+
+// Visits each layer both runs measured: rank, the native and the torch post_backward with their growth.
+template <typename Visit>
+bool for_each_layer(const RunRecord& native, const RunRecord& torch, Visit&& visit) {
   for (std::size_t r = 0; r < std::min(native.ranks.size(), torch.ranks.size()); ++r) {
     const auto n = layer_growth(native.ranks[r]);
     const auto t = layer_growth(torch.ranks[r]);
-    for (std::size_t i = 0; i < std::min(n.size(), t.size()); ++i) {
-      const int64_t a = n[i].second, b = t[i].second;
-      const double allowed =
-          std::max(static_cast<double>(tol.bytes), tol.fraction * static_cast<double>(std::max(std::abs(a), std::abs(b))));
-      if (static_cast<double>(std::abs(a - b)) <= allowed) continue;
-      Divergence d;
-      d.aspect = "layer_bytes";
-      d.rank = static_cast<int>(r);
-      d.step = n[i].first->step;
-      d.native = n[i].first->group + "'s post_backward leaves " + std::to_string(a) + " B above the layer before";
-      d.torch = t[i].first->group + "'s post_backward leaves " + std::to_string(b) + " B above the layer before";
-      d.identity = std::string("layer_bytes:") + (a > b ? "native" : "torch") + " holds more";
-      return d;
-    }
+    for (std::size_t i = 0; i < std::min(n.size(), t.size()); ++i)
+      if (!visit(static_cast<int>(r), n[i], t[i])) return false;
   }
-  return std::nullopt;
+  return true;
+}
+
+std::optional<Divergence> compare_layer_bytes(const RunRecord& native, const RunRecord& torch, const Tolerance& tol) {
+  if (!both_on_cuda(native, torch)) return std::nullopt;
+  std::optional<Divergence> out;
+  using Layer = std::pair<const TimelineEvent*, int64_t>;
+  for_each_layer(native, torch, [&](int rank, const Layer& n, const Layer& t) {
+    const int64_t a = n.second, b = t.second;
+    const double allowed =
+        std::max(static_cast<double>(tol.bytes), tol.fraction * static_cast<double>(std::max(std::abs(a), std::abs(b))));
+    if (static_cast<double>(std::abs(a - b)) <= allowed) return true;
+    Divergence d;
+    d.aspect = "layer_bytes";
+    d.rank = rank;
+    d.step = n.first->step;
+    d.native = n.first->group + "'s post_backward leaves " + std::to_string(a) + " B above the layer before";
+    d.torch = t.first->group + "'s post_backward leaves " + std::to_string(b) + " B above the layer before";
+    d.identity = std::string("layer_bytes:") + (a > b ? "native" : "torch") + " holds more";
+    out = std::move(d);
+    return false;
+  });
+  return out;
 }
 
 }  // namespace
@@ -157,6 +171,17 @@ std::vector<const TimelineEvent*> compared_events(const RankRecord& rank) {
   for (const auto& e : rank.timeline)
     if ((e.category == "fsdp" || e.category == "train") && !native_only.count(e.event)) out.push_back(&e);
   return out;
+}
+
+std::optional<int64_t> largest_layer_bytes_difference(const RunRecord& native, const RunRecord& torch) {
+  if (!both_on_cuda(native, torch)) return std::nullopt;
+  int64_t largest = 0;
+  using Layer = std::pair<const TimelineEvent*, int64_t>;
+  for_each_layer(native, torch, [&](int, const Layer& n, const Layer& t) {
+    largest = std::max(largest, std::abs(n.second - t.second));
+    return true;
+  });
+  return largest;
 }
 
 std::string Divergence::message() const {

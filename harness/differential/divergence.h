@@ -49,6 +49,11 @@ struct Divergence {
 // recovery events, nor non-finite gradient reports). A Divergence's index counts these.
 std::vector<const memory::TimelineEvent*> compared_events(const RankRecord& rank);
 
+// The largest per-layer difference in CUDA allocator bytes between the two runs (what the
+// tolerance is held against), or nullopt when they cannot be compared: not both on CUDA with the
+// allocator observed.
+std::optional<int64_t> largest_layer_bytes_difference(const RunRecord& native, const RunRecord& torch);
+
 // The first divergence between `native` (a native run of `native_scenario`) and `torch` (a torch
 // run of `torch_scenario`: the same scenario, under the profile torch ran as), or nullopt.
 std::optional<Divergence> first_divergence(const Scenario& native_scenario, const RunRecord& native,

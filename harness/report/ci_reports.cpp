@@ -2,7 +2,9 @@
 #include "harness/report/ci_reports.h"
 
 #include "harness/files/write_file.h"
+#include "harness/scenario/scenario_features.h"
 
+#include <algorithm>
 #include <exception>
 
 namespace shardfuzz::harness {
@@ -117,9 +119,17 @@ nlohmann::json campaign_summary(const CampaignReport& r) {
     nlohmann::json classes = {{"torch-changed", 0}, {"native-model-wrong", 0}, {"property-failed-on-both", 0}};
     for (const auto& f : r.findings)
       if (classes.contains(f.zoo)) classes[f.zoo] = classes[f.zoo].get<int>() + 1;
-    int diverged = 0, failed_on_both = 0;
+    // What the cases exercised: every feature, drawn or not, and each world size drawn.
+    nlohmann::json drawn = nlohmann::json::object();
+    for (const auto& name : scenario_feature_names()) drawn[name] = 0;
+    for (const auto& c : r.cases)
+      for (const auto& f : c.features) drawn[f] = drawn.value(f, 0) + 1;
+    int diverged = 0, failed_on_both = 0, bytes_compared = 0;
+    int64_t largest_bytes_difference = 0;
     double torch_s = 0, native_s = 0;
     for (const auto& c : r.cases) {
+      bytes_compared += c.layer_bytes_difference.has_value();
+      largest_bytes_difference = std::max(largest_bytes_difference, c.layer_bytes_difference.value_or(0));
       diverged += c.failure == "matches_torch";
       failed_on_both += !c.failure.empty() && c.failure != "matches_torch";
       torch_s += c.torch_seconds;
@@ -131,6 +141,9 @@ nlohmann::json campaign_summary(const CampaignReport& r) {
                          {"findings_by_class", classes},
                          {"cases_diverged", diverged},
                          {"cases_failed_on_both", failed_on_both},
+                         {"cases_layer_bytes_compared", bytes_compared},
+                         {"largest_layer_bytes_difference", largest_bytes_difference},
+                         {"drawn", drawn},
                          {"torch_seconds", torch_s},
                          {"native_seconds", native_s},
                          {"torch_cases_per_minute", torch_s > 0 ? 60 * n / torch_s : 0.0},

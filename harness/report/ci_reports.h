@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,9 @@ struct CampaignReport {
     double seconds = 0;
     std::string failure;  // "" passed
     std::string message;
-    double torch_seconds = 0, native_seconds = 0;
+    double torch_seconds = 0, native_seconds = 0;  // each side's share of `seconds`
+    std::optional<int64_t> layer_bytes_difference;   // largest per-layer CUDA bytes difference, when compared
+    std::vector<std::string> features;               // what the case exercised (harness/scenario/scenario_features.h)
   };
   uint64_t seed = 0;
   std::string out_dir;

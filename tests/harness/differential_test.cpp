@@ -150,6 +150,38 @@ TEST(Differential, AnEventOnlyOneSideHasIsALengthDivergence) {
   EXPECT_EQ(p->index, 3);
 }
 
+// Per-layer allocator bytes are compared only when both sides ran on CUDA, within the tolerance:
+// the growth each post_backward leaves above the one before (or above pre_backward's start).
+TEST(Differential, LayerBytesAreComparedOnCudaWithinTheTolerance) {
+  const Scenario sc = seed_leak();
+  RunRecord native = threads_backend().run(sc);
+  RunRecord torch = native;
+  EXPECT_FALSE(largest_layer_bytes_difference(native, torch));  // on CPU: not compared
+  native.device = "cuda:0";
+  torch.device = "cuda";
+  ASSERT_EQ(largest_layer_bytes_difference(native, torch), 0);
+  auto& events = torch.ranks[0].timeline;
+  const auto second_post_backward = [&events] {
+    int seen = 0;
+    for (std::size_t i = 0; i < events.size(); ++i)
+      if (events[i].event == "post_backward" && ++seen == 2) return i;
+    return events.size();
+  }();
+  ASSERT_LT(second_post_backward, events.size());
+  // 1 MiB more held after the second layer's backward, and after every event that follows.
+  for (std::size_t i = second_post_backward; i < events.size(); ++i) events[i].allocated_bytes += 1 << 20;
+  EXPECT_EQ(largest_layer_bytes_difference(native, torch), 1 << 20);
+  const auto d = first_divergence(sc, native, sc, torch);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->aspect, "layer_bytes");
+  EXPECT_EQ(d->identity, "layer_bytes:torch holds more");
+  // Within an absolute tolerance of 2 MiB it is no divergence; the torch side not observing the
+  // allocator is no comparison at all.
+  EXPECT_FALSE(first_divergence(sc, native, sc, torch, Tolerance{2 << 20, 0.02}));
+  torch.observed.allocator = false;
+  EXPECT_FALSE(largest_layer_bytes_difference(native, torch));
+}
+
 TEST(DifferentialCampaign, ATorchChangeIsFoundShrunkToOneBlockAndAttributed) {
   TempDir dir("shardfuzz-differential");
   StandInTorch torch("torch-2.11+post_forward_reshards_during_backward");

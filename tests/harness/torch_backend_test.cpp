@@ -76,6 +76,8 @@ TEST(TorchRecording, AllocatedBytesCountFromTheFirstEventAndShardsKeepTheirDtype
                 "shard_dim": 0, "shape": [4, 8], "dtype": "bfloat16", "padded_bytes": 64,
                 "unsharded_bytes": 128, "requires_grad": false}]})");
   const RunRecord run = run_record_from_recording({doc});
+  EXPECT_EQ(run.device, "cuda");  // what the differential's per-layer bytes comparison asks
+  EXPECT_TRUE(run.observed.allocator);
   ASSERT_EQ(run.ranks.size(), 1u);
   const RankRecord& r = run.ranks[0];
   ASSERT_EQ(r.timeline.size(), 2u);

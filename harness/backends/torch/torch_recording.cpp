@@ -48,7 +48,8 @@ RunRecord run_record_from_recording(const std::vector<nlohmann::json>& rank_docs
   run.observed.ledger = false;
   run.observed.baseline = false;
   run.observed.shard_values = false;
-  run.observed.allocator = !rank_docs.empty() && rank_docs.front().value("device", "cpu") == "cuda";
+  run.device = rank_docs.empty() ? "cpu" : rank_docs.front().value("device", "cpu");
+  run.observed.allocator = run.device == "cuda";
   for (std::size_t r = 0; r < rank_docs.size(); ++r) {
     const nlohmann::json& doc = rank_docs[r];
     const std::string where = "rank-" + std::to_string(r) + ".json";
