@@ -36,14 +36,32 @@ def load(path, name):
     return module
 
 
+def warm_up_device(torch):
+    """Allocates what torch keeps on the device for the process's life once a thread has computed
+    there, before any case: a cuBLAS handle and its workspace (32 MiB on an H200) for this thread and
+    for autograd's device thread, per op family, in float32 and bfloat16 — the native probe's
+    warm_up_device, so neither side's first layer backward counts a workspace the other does not."""
+    for dtype in (torch.float32, torch.bfloat16):
+        a = torch.ones(64, 64, device="cuda", dtype=dtype, requires_grad=True)
+        b = torch.ones(2, 64, 64, device="cuda", dtype=dtype, requires_grad=True)
+        bias = torch.ones(64, device="cuda", dtype=dtype, requires_grad=True)
+        y = torch.addmm(bias, a, a).sum() + torch.mm(a, a).sum() + torch.bmm(b, b).sum() + torch.matmul(b, a).sum()
+        y.float().backward()
+    torch.cuda.synchronize()
+
+
 def rank_main(rank, world, cpu, port, requests, results):
     os.dup2(2, 1)  # the parent's stdout is the protocol channel
     try:
         import datetime
+        # As the native probe does (runtime/memory/device_memory.h): no cuBLASLt workspace, which the
+        # first backward taking the Lt path would allocate for the process's life (a user's setting wins).
+        os.environ.setdefault("CUBLASLT_WORKSPACE_SIZE", "0")
         import torch, torch.distributed as dist
         cuda = torch.cuda.is_available() and not cpu and world <= torch.cuda.device_count()
         if cuda:
             torch.cuda.set_device(rank)
+            warm_up_device(torch)
         os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
         os.environ["LOCAL_RANK"], os.environ["LOCAL_WORLD_SIZE"] = str(rank), str(world)  # not a launcher's
         dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world,
