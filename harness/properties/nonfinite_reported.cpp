@@ -5,11 +5,14 @@
 // M, an ancestor of M, or upstream of it: an earlier block, the embedding). At step s a rank with
 // no fault of its own may learn of it only through the reduce-scatter (or, with expert
 // parallelism, the all-to-all), never as a non-finite gradient of its own; from step s + 1 on
-// every rank's parameters carry it. Several such faults: each faulty rank answers for its own.
+// every rank's parameters carry it. Several such faults are judged together: every report must be
+// accounted for by one of them (a peer's NaN may reach a faulty rank through the reduce-scatter
+// before its own is found), and each faulty rank must report its own.
 #include "harness/properties/property.h"
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -40,78 +43,114 @@ bool related(const std::string& group, const std::string& module) {
   return *g <= *m;
 }
 
+// A planned non-finite gradient that fired.
+struct Plan {
+  const FaultSpec* spec;
+  int step() const { return spec->in_module()->step; }
+  const std::string& module() const { return spec->in_module()->module; }
+};
+
+std::string planned(const Plan& p) {
+  std::ostringstream os;
+  os << "planned " << p.spec->kind_name() << " in the gradient into " << (p.module().empty() ? "root" : p.module())
+     << " on rank " << p.spec->rank << " at step " << p.step() + 1;
+  return os.str();
+}
+
+std::string where_of(const memory::TimelineEvent& e) { return e.detail.value("where", std::string()); }
+std::string group_of(const memory::TimelineEvent& e) { return e.group == "root" ? "" : e.group; }
+
+std::string describe(int rank, const memory::TimelineEvent& e, bool first) {
+  std::ostringstream os;
+  os << (first ? "first reported" : "then reported") << " on rank " << rank << " at step " << e.step + 1 << " in group "
+     << e.group << " (" << e.detail.value("param", std::string()) << ", " << where_of(e) << ")";
+  return os.str();
+}
+
+// Whether plan `p` accounts for report `e` on `rank` at p's step: a group the gradient into p's
+// module reaches, found in the rank's own contribution on p's rank, and on any other rank arriving
+// through the reduce-scatter (or, with expert parallelism, through the all-to-all within the step).
+bool explains(const Plan& p, int rank, const memory::TimelineEvent& e, bool expert_parallel) {
+  if (e.step != p.step() || !related(group_of(e), p.module())) return false;
+  const std::string where = where_of(e);
+  if (p.spec->rank == rank) return where == "before_reduce_scatter";
+  return where == "after_reduce_scatter" || expert_parallel;
+}
+
+bool reached_a_parameter(const RunRecord& run) {
+  for (const RankRecord& any : run.ranks)
+    for (const ShardRecord& shard : any.shards)
+      if (shard.local.defined() && !at::isfinite(shard.local).all().item<bool>()) return true;
+  return false;
+}
+
+// Rank `r`'s first report that no plan accounts for (nullopt: every one is accounted for). From
+// the step after the earliest plan on, every rank's parameters carry it: any report is.
+std::optional<Verdict> unexplained_report(const Scenario& sc, const RankRecord& r, const std::vector<Plan>& plans,
+                                          const Plan& earliest, const Plan* own) {
+  bool first = true;
+  for (const memory::TimelineEvent& e : r.timeline) {
+    if (e.event != "nonfinite_grad") continue;
+    const bool explained = e.step > earliest.step() || std::any_of(plans.begin(), plans.end(), [&](const Plan& p) {
+                             return explains(p, r.rank, e, sc.expert_parallel);
+                           });
+    if (!explained) {
+      if (!own || own->step() != e.step) return fail(planned(earliest) + ", but " + describe(r.rank, e, first) + ", a rank the fault was not planned on");
+      const bool near = related(group_of(e), own->module());
+      return fail(planned(*own) + ", but " + describe(r.rank, e, first) +
+                  (near ? "" : ": a group unrelated to " + (own->module().empty() ? "root" : own->module())));
+    }
+    first = false;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
-  // Per rank, its own earliest planned non-finite gradient that fired; and the earliest of all.
-  std::map<int, const FaultSpec*> own;
-  const FaultSpec* first = nullptr;
-  auto step_of = [](const FaultSpec* spec) { return spec->in_module()->step; };
+  // The plans that fired; per rank its earliest; and the earliest of all.
+  std::vector<Plan> plans;
+  std::map<int, Plan> own;
   for (const FiredFault& f : run.fired_faults) {
     const FaultSpec& spec = sc.faults.at(static_cast<std::size_t>(f.fault));
     if (!spec.is_nonfinite()) continue;
-    if (!own.count(f.rank) || step_of(&spec) < step_of(own[f.rank])) own[f.rank] = &spec;
-    if (!first || step_of(&spec) < step_of(first)) first = &spec;
+    const Plan p{&spec};
+    plans.push_back(p);
+    if (!own.count(f.rank) || p.step() < own.at(f.rank).step()) own.insert_or_assign(f.rank, p);
   }
-  if (own.empty()) return {"nonfinite_reported", true, true, "no non-finite gradient planned (or it never fired)"};
+  if (plans.empty()) return {"nonfinite_reported", true, true, "no non-finite gradient planned (or it never fired)"};
   if (!run.observed.ledger) return {"nonfinite_reported", true, true, "the " + run.backend + " backend has no finite check"};
-  auto planned = [](const FaultSpec& spec) {
-    std::ostringstream os;
-    const ModuleFault& m = *spec.in_module();
-    os << "planned " << spec.kind_name() << " in the gradient into " << (m.module.empty() ? "root" : m.module)
-       << " on rank " << spec.rank << " at step " << m.step + 1;
-    return os.str();
-  };
-  // Each rank's first report (timelines are per rank, in the rank's order).
-  auto first_report = [](const RankRecord& r) -> const memory::TimelineEvent* {
-    for (const memory::TimelineEvent& e : r.timeline)
-      if (e.event == "nonfinite_grad") return &e;
-    return nullptr;
-  };
-  auto describe = [](int rank, const memory::TimelineEvent& e) {
-    std::ostringstream os;
-    os << "first reported on rank " << rank << " at step " << e.step + 1 << " in group " << e.group << " ("
-       << e.detail.value("param", std::string()) << ", " << e.detail.value("where", std::string()) << ")";
-    return os.str();
-  };
-  auto reached_a_parameter = [&] {
-    for (const RankRecord& any : run.ranks)
-      for (const ShardRecord& shard : any.shards)
-        if (shard.local.defined() && !at::isfinite(shard.local).all().item<bool>()) return true;
-    return false;
-  };
+  const Plan earliest = *std::min_element(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) { return a.step() < b.step(); });
+  // Every report on every rank must be accounted for by some plan (several plans are judged
+  // together: a peer's NaN may reach a faulty rank through the reduce-scatter before its own is
+  // found), and each faulty rank must report its own in a group its fault's gradient reaches.
   std::string verdict;
   for (const RankRecord& r : run.ranks) {
-    const memory::TimelineEvent* e = first_report(r);
-    const std::string where = e ? e->detail.value("where", std::string()) : "";
-    // A rank whose own fault comes later than its first report answers as a peer of the earlier one.
-    if (own.count(r.rank) && !(e && e->step < step_of(own.at(r.rank)))) {
-      const FaultSpec& spec = *own.at(r.rank);
-      const ModuleFault& planned_fault = *spec.in_module();
-      const std::string what = planned(spec);
-      if (!e) {
-        // A NaN that reached no trainable parameter (a frozen path, an input's gradient) has
-        // nothing to report: every parameter is still finite after training.
-        if (!reached_a_parameter())
-          return {"nonfinite_reported", true, true, what + ": it reached no trainable parameter (all are finite after training)"};
-        return fail(what + ": rank " + std::to_string(r.rank) +
-                    " reported no non-finite gradient, yet parameters ended non-finite");
-      }
-      const std::string group = e->group == "root" ? "" : e->group;
-      const std::string& module = planned_fault.module;
-      if (e->step != planned_fault.step || where != "before_reduce_scatter" || !related(group, module))
-        return fail(what + ", but " + describe(r.rank, *e) +
-                    (related(group, module) ? "" : ": a group unrelated to " + (module.empty() ? "root" : module)));
-      if (verdict.empty()) verdict = what + ": " + describe(r.rank, *e);
-    } else if (e && (e->step < step_of(first) ||
-                     (e->step == step_of(first) && !sc.expert_parallel && where == "before_reduce_scatter"))) {
-      // A peer with a non-finite gradient of its own at the fault's step (or before it): the
-      // runtime misplaced it. From the next step on every rank's parameters carry it (the optimizer
-      // applied the reduced gradient), and with expert parallelism the all-to-all carries the
-      // gradient to the peers' experts within the step.
-      return fail(planned(*first) + ", but " + describe(r.rank, *e) +
-                  ", a rank the fault was not planned on");
+    const Plan* mine = own.count(r.rank) ? &own.at(r.rank) : nullptr;
+    if (auto bad = unexplained_report(sc, r, plans, earliest, mine)) return *bad;
+    if (!mine) continue;
+    const memory::TimelineEvent* first_report = nullptr;
+    const memory::TimelineEvent* own_report = nullptr;
+    for (const memory::TimelineEvent& e : r.timeline) {
+      if (e.event != "nonfinite_grad") continue;
+      if (!first_report) first_report = &e;
+      if (!own_report && explains(*mine, r.rank, e, false)) own_report = &e;
     }
+    // A rank that heard of an earlier step's fault before its own answers as a peer of that one.
+    if (first_report && first_report->step < mine->step()) continue;
+    if (own_report) {
+      if (verdict.empty()) verdict = planned(*mine) + ": " + describe(r.rank, *own_report, own_report == first_report);
+      continue;
+    }
+    // Peers' faults account for its reports at its own step (its own reached no parameter, or the
+    // group was reduced before its own arrived); a first report only at a later step is late.
+    if (first_report && first_report->step == mine->step()) continue;
+    if (first_report) return fail(planned(*mine) + ", but " + describe(r.rank, *first_report, true));
+    // A NaN that reached no trainable parameter (a frozen path, an input's gradient) has nothing
+    // to report: every parameter is still finite after training.
+    if (!reached_a_parameter(run))
+      return {"nonfinite_reported", true, true, planned(*mine) + ": it reached no trainable parameter (all are finite after training)"};
+    return fail(planned(*mine) + ": rank " + std::to_string(r.rank) + " reported no non-finite gradient, yet parameters ended non-finite");
   }
   if (verdict.empty()) return {"nonfinite_reported", true, true, "every faulty rank's report came from a peer's fault"};
   return {"nonfinite_reported", true, false, verdict};

@@ -50,16 +50,26 @@ class ParamGroup {
   bool expects_backward() const { return expects_backward_; }
   void set_expects_backward(bool v) { expects_backward_ = v; }
   // Whether every use this pass has had its backward: PostBackward, and as many post_backwards as
-  // forwards with grad (a module run forward twice before one backward has two). Strict's prefetch
-  // guard asks this, not the state alone.
+  // forwards with grad (a module run forward twice before one backward has two), or the root's
+  // final callback ran it (no backward comes after that). Strict's prefetch guard and its drop of
+  // unconsumed all-gathers ask this, not the state alone.
   bool finished_backward_this_pass() const {
-    return training_state_ == TrainingState::PostBackward && post_backwards_this_pass_ >= forwards_with_grad_this_pass_;
+    return training_state_ == TrainingState::PostBackward &&
+           (pass_over_ || post_backwards_this_pass_ >= forwards_with_grad_this_pass_);
+  }
+  // The root's final callback's catch-all, for a group whose post-backward node never ran (its
+  // gradient never came: inputs without grad, a no_grad module after it, unused): its last
+  // post_backward of the pass, however many forwards it had.
+  void post_backward_at_end_of_pass() {
+    pass_over_ = true;
+    post_backward();
   }
   // The root's final callback: the next backward is a new pass.
   void end_backward_pass() {
     training_state_ = TrainingState::Idle;
     forwards_with_grad_this_pass_ = 0;
     post_backwards_this_pass_ = 0;
+    pass_over_ = false;
   }
   bool reshard_after_forward() const;  // resolved (root's Auto is false)
   void set_reshard_after_backward(bool v) { options_.reshard_after_backward = v; }
@@ -110,6 +120,7 @@ class ParamGroup {
   bool expects_backward_ = false;
   int forwards_with_grad_this_pass_ = 0;  // post_forwards recorded with grad enabled
   int post_backwards_this_pass_ = 0;
+  bool pass_over_ = false;  // post_backward_at_end_of_pass ran
   std::vector<at::Tensor> post_forward_slices_;  // SHARDED_POST_FORWARD clones
   memory::LedgerEntry post_forward_entry_;
   at::Tensor persistent_all_gather_;

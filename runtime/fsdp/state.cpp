@@ -172,7 +172,7 @@ void FSDPState::root_post_backward_final_callback() {
   for (FSDPState* st : ctx.all_states) {
     if (ParamGroup* g = st->group_.get()) {
       // Catch-all: groups whose post-backward node never ran (inputs without grad, unused).
-      if (g->training_state() != TrainingState::PostBackward) g->post_backward();
+      if (g->training_state() != TrainingState::PostBackward) g->post_backward_at_end_of_pass();
       g->end_backward_pass();
     }
     st->training_state_ = TrainingState::Idle;

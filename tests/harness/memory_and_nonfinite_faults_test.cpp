@@ -162,6 +162,53 @@ TEST(NonFiniteFault, EachFaultyRankAnswersForItsOwnAndUpstreamGroupsCount) {
   EXPECT_FALSE(check_nonfinite_reported(two_blocks, upstream).ok);
 }
 
+// Found by `fuzz --profile strict --faults --time 90s --seed 1` (issue 23): rank 1's NaN into
+// layers.1 reaches rank 0 through the reduce-scatter of layers.1's experts before rank 0's own NaN
+// into layers.0 is found in the root's group. Both plans account for rank 0's reports together.
+TEST(NonFiniteFault, SeveralPlansAreJudgedTogether) {
+  Scenario sc = nested_experts_scenario(2, true, 2, "strict", 1);
+  sc = with_nonfinite(with_nonfinite(sc, "nan", 1, "layers.1", 0), "nan", 0, "layers.0", 0);
+  const RunRecord run = run_threads(sc, short_deadline());
+  ASSERT_TRUE(run.ok()) << run.error;
+  ASSERT_EQ(run.fired_faults.size(), 2u);
+  const Verdict v = check_nonfinite_reported(sc, run);
+  EXPECT_TRUE(v.ok && !v.skipped) << v.message;
+
+  // The same shape, by hand: rank 0 hears of rank 1's first, then finds its own.
+  RunRecord by_hand;
+  by_hand.fired_faults.push_back({0, 1, "nan", "layers.1", "backward", 0.1});
+  by_hand.fired_faults.push_back({1, 0, "nan", "layers.0", "backward", 0.1});
+  by_hand.ranks.resize(2);
+  memory::TimelineEvent e;
+  e.event = "nonfinite_grad";
+  e.group = "layers.1.moe.experts";
+  e.detail = {{"param", "layers.1.moe.experts.w1"}, {"where", "after_reduce_scatter"}};
+  by_hand.ranks[0].rank = 0;
+  by_hand.ranks[1].rank = 1;
+  by_hand.ranks[0].timeline.push_back(e);
+  e.detail["where"] = "before_reduce_scatter";
+  by_hand.ranks[1].timeline.push_back(e);
+  e.group = "root";
+  e.detail = {{"param", "layers.0.attn.weight"}, {"where", "before_reduce_scatter"}};
+  by_hand.ranks[0].timeline.push_back(e);
+  EXPECT_TRUE(check_nonfinite_reported(sc, by_hand).ok) << check_nonfinite_reported(sc, by_hand).message;
+  // What no plan accounts for still fails: rank 0's own NaN found in the head (downstream of layers.0) ...
+  by_hand.ranks[0].timeline[1].group = "out";
+  Verdict bad = check_nonfinite_reported(sc, by_hand);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.message.find("then reported on rank 0 at step 1 in group out"), std::string::npos) << bad.message;
+  EXPECT_NE(bad.message.find("a group unrelated to layers.0"), std::string::npos) << bad.message;
+  // ... and its own found only a step late.
+  by_hand.ranks[0].timeline.erase(by_hand.ranks[0].timeline.begin());
+  by_hand.ranks[0].timeline[0].group = "root";
+  by_hand.ranks[0].timeline[0].step = 1;
+  bad = check_nonfinite_reported(sc, by_hand);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.message.find("planned nan in the gradient into layers.0 on rank 0 at step 1, but first reported on rank 0 at step 2"),
+            std::string::npos)
+      << bad.message;
+}
+
 TEST(FaultPlan, OomAndNonFiniteFaultsRoundTripAndNameBadFields) {
   Scenario sc = with_nonfinite(with_oom(small(), 1, -1, 4096), "inf", 0, "layers.0", 0);
   const Scenario back = scenario_from_json(to_json(sc));
