@@ -6,6 +6,7 @@
 #include "app/export_command.h"
 #include "app/fuzz_command.h"
 #include "app/gen_command.h"
+#include "app/import_command.h"
 #include "app/shrink_command.h"
 #include "app/replay_command.h"
 #include "app/run_command.h"
@@ -84,6 +85,8 @@ std::vector<Command> command_table() {
           [](const auto& o, const Invocation& in) { return run_shrink(o, in.command_line, in.out, in.err); }),
       make_command<GenOptions>("gen", add_gen_command,
                                [](const auto& o, const Invocation& in) { return run_gen(o, in.out, in.err); }),
+      make_command<ImportOptions>("import", add_import_command,
+                                  [](const auto& o, const Invocation& in) { return run_import(o, in.out, in.err); }),
       make_command<ExportOptions>("export", add_export_command,
                                   [](const auto& o, const Invocation& in) { return run_export(o, in.out, in.err); }),
       rank_worker_command(),

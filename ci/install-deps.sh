@@ -7,6 +7,7 @@ source "$(dirname "$0")/common.sh"
 PACKAGES=(
   build-essential cmake ninja-build ccache
   libtorch-dev nlohmann-json3-dev libcli11-dev
+  libtomlplusplus-dev  # torchtitan job TOMLs (shardfuzz import; header-only)
   libopenblas0-pthread  # the libblas.so.3 LibTorch calls: 3-4x the reference BLAS (docs/runtime.md)
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3  # compiles the exported torch reproducers (py_compile) in the tests
