@@ -18,9 +18,16 @@ struct ImportOptions {
   int ep = 0;
   std::string reshard_after_forward;
   std::string ac;
+  std::string storage_dtype;  // what the sharded parameters are held in (torchtitan: float32)
+  int64_t local_batch_size = 0;
+  int64_t seq_len = 0;
   int lora_rank = 0;
   std::vector<std::string> lora_targets;
   bool json = false;
+  bool project = false;        // run the imported scenario and price its schedule
+  std::string profile = "torch-2.11";
+  std::string device_memory;   // "80GiB": name the layer that runs out of it
+  std::string scenario_out;    // write the imported scenario here (for shrink, run, export)
 };
 
 CLI::App* add_import_command(CLI::App& app, ImportOptions& options);

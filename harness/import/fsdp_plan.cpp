@@ -19,10 +19,14 @@ int64_t padded(const ParamShape& p, int dim, int degree) {
 
 PlannedGroup group(std::string path, std::string mesh, int degree, int dim, bool raf, std::vector<ParamShape> params,
                    const FsdpPlan& plan) {
+  // PEFT freezes every parameter but the adapters.
+  if (plan.lora)
+    for (auto& p : params) p.trainable = p.name.find(".lora_") != std::string::npos;
   PlannedGroup g{std::move(path), std::move(mesh), degree, dim, raf, std::move(params)};
   for (const auto& p : g.params) {
     g.numel += p.numel();
     g.padded_numel += padded(p, dim, degree);
+    if (p.trainable) g.trainable_padded_numel += padded(p, dim, degree);
   }
   g.all_gather_bytes = g.padded_numel * dtype_bytes(plan.param_dtype);
   g.sharded_bytes = g.padded_numel / degree * dtype_bytes(plan.storage_dtype);
@@ -53,10 +57,12 @@ const PlannedGroup& FsdpPlan::group(const std::string& path) const {
 FsdpPlan plan_fsdp(const ModelShape& m, const Recipe& recipe, const LoraPlan& lora) {
   recipe.validate(m.moe.moe ? m.moe.experts : 0);
   FsdpPlan plan;
-  // torchtitan builds the model in float32 and all-gathers in the mixed-precision param dtype.
-  plan.storage_dtype = recipe.mixed_precision ? "float32" : m.dtype;
+  // torchtitan builds the model in float32 (storage_dtype) and all-gathers in the mixed-precision
+  // param dtype.
+  plan.storage_dtype = recipe.mixed_precision ? recipe.storage_dtype : m.dtype;
   plan.param_dtype = recipe.mixed_precision ? recipe.param_dtype : m.dtype;
   plan.local_experts = m.moe.moe ? m.moe.experts / recipe.ep : 0;
+  plan.lora = lora.rank > 0;
   const int dp = recipe.shard_degree();
   const bool always = recipe.reshard_after_forward == "always";
   plan.groups.push_back(group("embed", "dp_shard", dp, 0, recipe.reshard_after_forward != "never", embedding_params(m), plan));
@@ -67,12 +73,15 @@ FsdpPlan plan_fsdp(const ModelShape& m, const Recipe& recipe, const LoraPlan& lo
   for (int64_t i = 0; i < m.layers; ++i) {
     const std::string block = "layers." + std::to_string(i);
     const bool raf = block_reshards(recipe, i, m.layers);
-    if (m.is_moe(i)) {
-      plan.groups.push_back(group(block + ".moe.experts", recipe.ep > 1 ? "dp_shard_mod_ep" : "dp_shard",
-                                  recipe.ep > 1 ? experts_dp : dp, recipe.ep > 1 ? experts_dim : 0, raf,
+    std::vector<ParamShape> params = block_params(m, i, lora);
+    // torchtitan shards the routed experts on their own (on dp_shard_mod_ep) only under EP; without
+    // it they are the block's, with the router and the shared experts.
+    if (m.is_moe(i) && recipe.ep > 1)
+      plan.groups.push_back(group(block + ".moe.experts", "dp_shard_mod_ep", experts_dp, experts_dim, raf,
                                   expert_params(m, plan.local_experts), plan));
-    }
-    plan.groups.push_back(group(block, "dp_shard", dp, 0, raf, block_params(m, i, lora), plan));
+    else if (m.is_moe(i))
+      for (ParamShape p : expert_params(m, plan.local_experts)) params.push_back({"moe.experts." + p.name, p.shape, p.trainable});
+    plan.groups.push_back(group(block, "dp_shard", dp, 0, raf, std::move(params), plan));
   }
   plan.groups.push_back(group("norm+out", "dp_shard", dp, 0, always, head_params(m), plan));
   plan.groups.push_back(group("", "dp_shard", dp, 0, false, {}, plan));

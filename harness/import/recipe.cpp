@@ -31,9 +31,10 @@ void Recipe::validate(int64_t experts) const {
   if (!one_of(reshard_after_forward, {"default", "always", "never"}))
     bad("fsdp_reshard_after_forward", "\"" + reshard_after_forward + "\" is not default, always or never");
   if (!one_of(ac, {"none", "full", "selective"})) bad("activation_checkpoint.mode", "\"" + ac + "\" is not none, full or selective");
-  for (const auto* d : {&param_dtype, &reduce_dtype})
+  for (const auto* d : {&param_dtype, &reduce_dtype, &storage_dtype})
     if (!one_of(*d, {"bfloat16", "float16", "float32"}))
-      bad(d == &param_dtype ? "mixed_precision_param" : "mixed_precision_reduce", "\"" + *d + "\" is not bfloat16, float16 or float32");
+      bad(d == &param_dtype ? "mixed_precision_param" : d == &reduce_dtype ? "mixed_precision_reduce" : "storage_dtype",
+          "\"" + *d + "\" is not bfloat16, float16 or float32");
   if (local_batch_size < 1 || local_batch_size > 1 << 20) bad("local_batch_size", std::to_string(local_batch_size) + " outside [1, 1048576]");
   if (seq_len < 1 || seq_len > 1 << 24) bad("seq_len", std::to_string(seq_len) + " outside [1, 16777216]");
 }

@@ -18,6 +18,7 @@ struct Recipe {
   std::string param_dtype = "bfloat16";    // mixed precision: the all-gathered parameters' dtype
   std::string reduce_dtype = "float32";    // and the gradients' reduce-scatter dtype
   bool mixed_precision = true;   // false: parameters stay in the checkpoint's dtype everywhere
+  std::string storage_dtype = "float32";   // with mixed precision: what the sharded parameters are held in
   int64_t local_batch_size = 1;  // sequences per rank per step
   int64_t seq_len = 4096;
 

@@ -1,0 +1,92 @@
+// The projection of an imported model: its schedule (a real run at small widths) priced with the
+// plan's bytes. Qwen3-235B-A22B's shape at 8 layers, 16 ranks, EP 8, full AC (the report's recipe).
+#include "harness/backends/threads/threads_backend.h"
+#include "harness/import/hf_config.h"
+#include "harness/import/projection.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace shardfuzz::harness::import {
+namespace {
+
+struct Projected {
+  FsdpPlan plan;
+  Projection projection;
+};
+
+Projected projected(const std::string& profile, int64_t device_memory = 0) {
+  ModelShape m = read_hf_config(SHARDFUZZ_SOURCE_DIR "/tests/data/hf/qwen3-235b-a22b.json");
+  m.layers = 8;
+  m.layer_is_moe.resize(8);
+  Recipe r;
+  r.world = 16;
+  r.ep = 8;
+  Projected p{plan_fsdp(m, r), {}};
+  const ImportedScenario imported = imported_scenario(m, r, p.plan, profile);
+  const RunRecord run = run_threads(imported.scenario);
+  EXPECT_TRUE(run.ok()) << run.error;
+  p.projection = project(run, imported, p.plan, m, r, device_memory);
+  return p;
+}
+
+std::vector<ProjectedLayer> rank0(const Projection& p) {
+  std::vector<ProjectedLayer> out;
+  for (const auto& l : p.layers)
+    if (l.rank == 0) out.push_back(l);
+  return out;
+}
+
+// torch-2.9's post_forward during recompute: one experts all-gather (576 MiB) more stays pending
+// after each layer's backward, for a group that already finished it.
+TEST(Projection, UnderTorch29EachLayerLeavesOneExpertsAllGatherStale) {
+  const Projected p = projected("torch-2.9");
+  const int64_t experts = p.plan.group("layers.0.moe.experts").all_gather_bytes;
+  ASSERT_EQ(experts, 603'979'776);
+  const auto rows = rank0(p.projection);
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[0].group, "layers.7");
+  EXPECT_EQ(rows[0].stale, 0);
+  for (std::size_t i = 1; i + 1 < rows.size(); ++i) EXPECT_EQ(rows[i].stale - rows[i - 1].stale, experts) << rows[i].group;
+  EXPECT_EQ(p.projection.layers.size(), 16u * 8u);  // every rank's
+}
+
+TEST(Projection, UnderTorch211AndStrictItStaysFlat) {
+  for (const char* profile : {"torch-2.11", "strict"}) {
+    const Projected p = projected(profile);
+    const int64_t block = p.plan.group("layers.0").all_gather_bytes, experts = p.plan.group("layers.0.moe.experts").all_gather_bytes;
+    // At most what comes next in backward is prefetched: the layer below and its experts, or
+    // after layer 0 the embedding.
+    const int64_t next = std::max(block + experts, p.plan.group("embed").all_gather_bytes);
+    for (const auto& row : rank0(p.projection)) {
+      EXPECT_EQ(row.stale, 0) << profile << " " << row.group;
+      EXPECT_LE(row.pending + row.unsharded, next) << profile << " " << row.group;
+    }
+  }
+}
+
+TEST(Projection, TheBaselineAndTheOutOfMemoryLayer) {
+  const Projected unbounded = projected("torch-2.9");
+  const Baseline& b = unbounded.projection.baseline;
+  int64_t shards = 0;
+  for (const auto& g : unbounded.plan.groups) shards += g.sharded_bytes;
+  EXPECT_EQ(b.params, shards);
+  EXPECT_EQ(b.grads, shards);          // float32 shards, float32 reduce: every parameter trains
+  EXPECT_EQ(b.optimizer, 2 * shards);  // AdamW's two float32 states
+  EXPECT_EQ(b.kept_per_layer, 4096 * 4096 * 2);  // full AC keeps each layer's bfloat16 input
+  const auto rows = rank0(unbounded.projection);
+  EXPECT_EQ(rows[2].total, b.fixed() + rows[2].activations + rows[2].pending + rows[2].unsharded);
+  EXPECT_EQ(rows[2].activations, 5 * b.kept_per_layer + b.recompute);  // layers 0-4 still hold their inputs
+  // A device just too small for the fourth layer's backward: the stale all-gathers run it out there.
+  const Projected p = projected("torch-2.9", rows[3].total - 1);
+  ASSERT_TRUE(p.projection.out_of_memory);
+  EXPECT_EQ(p.projection.out_of_memory->group, rows[3].group);
+  const std::string table = projection_table(p.projection);
+  EXPECT_NE(table.find("projection: out of memory at " + rows[3].group + "'s backward on rank"), std::string::npos) << table;
+  EXPECT_NE(table.find("stale +0.56 GiB"), std::string::npos) << table;
+  EXPECT_FALSE(projected("torch-2.11", rows[3].total - 1).projection.out_of_memory);  // the fixed torch fits
+}
+
+}  // namespace
+}  // namespace shardfuzz::harness::import
