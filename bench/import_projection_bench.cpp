@@ -1,0 +1,30 @@
+// The production-OOM path's cost (docs/production-oom.md): Qwen3-235B-A22B's published config and
+// the report's torchtitan recipe (16 ranks, EP 8, full AC) read, planned, run as its 94-layer,
+// world-16 scenario and projected — what `shardfuzz import --project` does, per profile.
+#include "harness/backends/threads/threads_backend.h"
+#include "harness/import/hf_config.h"
+#include "harness/import/projection.h"
+#include "harness/import/torchtitan_job.h"
+
+#include <benchmark/benchmark.h>
+
+namespace shardfuzz::bench {
+namespace {
+
+void BM_ImportProjectionQwen3_235B(benchmark::State& state, const char* profile) {
+  namespace imp = harness::import;
+  for (auto _ : state) {
+    const imp::ModelShape m = imp::read_hf_config(SHARDFUZZ_SOURCE_DIR "/tests/data/hf/qwen3-235b-a22b.json");
+    const imp::TorchtitanJob job = imp::read_torchtitan_job(SHARDFUZZ_SOURCE_DIR "/tests/data/torchtitan/qwen3-235b-16-ranks-ep8.toml");
+    const imp::FsdpPlan plan = imp::plan_fsdp(m, job.recipe);
+    const imp::ImportedScenario imported = imp::imported_scenario(m, job.recipe, plan, profile);
+    const harness::RunRecord run = harness::run_threads(imported.scenario);
+    const imp::Projection p = imp::project(run, imported, plan, m, job.recipe, int64_t{80} << 30);
+    benchmark::DoNotOptimize(p.layers.data());
+  }
+}
+BENCHMARK_CAPTURE(BM_ImportProjectionQwen3_235B, torch_2_9, "torch-2.9")->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK_CAPTURE(BM_ImportProjectionQwen3_235B, torch_2_11, "torch-2.11")->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
+}  // namespace shardfuzz::bench
