@@ -7,6 +7,7 @@
 #include "harness/import/fsdp_plan.h"
 #include "harness/import/imported_scenario.h"
 #include "harness/import/projection.h"
+#include "harness/import/projection_report.h"
 #include "harness/scenario/scenario_json.h"
 #include "harness/import/hf_config.h"
 #include "harness/import/plan_table.h"
@@ -76,6 +77,10 @@ int project_and_print(const ImportOptions& o, const imp::ModelShape& model, cons
   out << "import: projected under " << o.profile << " from the schedule of a " << imported.scenario.blocks.size() << "-block, world "
       << imported.scenario.world_size << " run (" << static_cast<int>(run.seconds * 1000) << " ms)\n"
       << imp::projection_table(p);
+  if (!o.html.empty()) {
+    harness::write_file_atomically(o.html, imp::projection_html(p, imp::describe_model(model), imp::describe_recipe(recipe, plan), o.profile));
+    out << "import: wrote " << o.html << "\n";
+  }
   return p.out_of_memory ? kExitFindings : kExitOk;
 }
 
@@ -105,6 +110,7 @@ CLI::App* add_import_command(CLI::App& app, ImportOptions& o) {
   cmd->add_option("--profile", o.profile, "with --project: the semantics profile (torch-2.9, torch-2.11, strict, ...)")
       ->capture_default_str();
   cmd->add_option("--device-memory", o.device_memory, "with --project: the device's memory (80GiB): name the layer that runs out");
+  cmd->add_option("--html", o.html, "with --project: write the projection's HTML report (a stacked plot per layer)");
   cmd->add_option("--scenario-out", o.scenario_out, "write the imported scenario (for shardfuzz shrink, run, export)");
   return cmd;
 }

@@ -28,6 +28,7 @@ struct ImportOptions {
   std::string profile = "torch-2.11";
   std::string device_memory;   // "80GiB": name the layer that runs out of it
   std::string scenario_out;    // write the imported scenario here (for shrink, run, export)
+  std::string html;            // with --project: the projection's HTML report
 };
 
 CLI::App* add_import_command(CLI::App& app, ImportOptions& options);

@@ -364,12 +364,14 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     f.case_seed = seed;
     f.size = size;
     f.seconds_to_find = found_at;
-    session.case_done(k);
     if (!options.until_row.empty() && f.zoo != options.until_row) {
+      session.case_done(k);
       out << "fuzz: minimal case blamed on " << f.blamed << ", not row " << options.until_row << " (wrote " << f.path
           << "); going on\n";
       continue;
     }
+    // The finding joins the saved state with its case marked done, in one save: a campaign killed
+    // between the two would resume past the case without the finding.
     session.state.findings.push_back({k, seed, f.property, f.path, f.zoo});
     session.case_done(k);
     f.seconds_to_shrink = session.elapsed();

@@ -22,12 +22,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// JSON inside <script>: "</" would end the element.
-std::string script_safe(std::string text) {
-  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3)) text.insert(at + 1, "\\");
-  return text;
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";

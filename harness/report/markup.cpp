@@ -21,4 +21,9 @@ std::string markup_escaped(const std::string& s) {
   return out;
 }
 
+std::string script_safe(std::string text) {
+  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3)) text.insert(at + 1, "\\");
+  return text;
+}
+
 }  // namespace shardfuzz::harness

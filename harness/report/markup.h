@@ -8,4 +8,7 @@ namespace shardfuzz::harness {
 
 std::string markup_escaped(const std::string& text);
 
+// JSON (or a script) inside an HTML <script> element: "</" would end the element.
+std::string script_safe(std::string text);
+
 }  // namespace shardfuzz::harness

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -62,6 +64,23 @@ TEST(AllocationFault, AnAllocationPastTheRunsLastDoesNotFire) {
 }
 
 class EachNonFinite : public ::testing::TestWithParam<const char*> {};
+
+// A run of `ranks` ranks by hand with these nan faults fired (fault index, rank, module), no events yet.
+RunRecord fired(int ranks, const std::vector<std::tuple<int, int, std::string>>& faults) {
+  RunRecord run;
+  for (const auto& [fault, rank, module] : faults) run.fired_faults.push_back({fault, rank, "nan", module, "backward", 0.1});
+  run.ranks.resize(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) run.ranks[static_cast<std::size_t>(r)].rank = r;
+  return run;
+}
+
+memory::TimelineEvent nonfinite(const std::string& group, const std::string& param, const std::string& where) {
+  memory::TimelineEvent e;
+  e.event = "nonfinite_grad";
+  e.group = group;
+  e.detail = {{"param", param}, {"where", where}};
+  return e;
+}
 
 TEST_P(EachNonFinite, TrainingGoesOnAndTheFirstReportIsOnItsRankStepAndModule) {
   Scenario sc = small();
@@ -128,18 +147,9 @@ TEST(NonFiniteFault, AReportOnTheWrongRankFailsTheProperty) {
 TEST(NonFiniteFault, EachFaultyRankAnswersForItsOwnAndUpstreamGroupsCount) {
   // Two ranks with their own NaN (found by the 1,000-case campaign: the second is no stray).
   Scenario sc = with_nonfinite(with_nonfinite(small(2), "nan", 0, "layers.0", 0), "nan", 1, "layers.0", 0);
-  RunRecord run;
-  run.fired_faults.push_back({0, 0, "nan", "layers.0", "backward", 0.1});
-  run.fired_faults.push_back({1, 1, "nan", "layers.0", "backward", 0.1});
-  run.ranks.resize(2);
-  memory::TimelineEvent e;
-  e.event = "nonfinite_grad";
-  e.group = "root";
-  e.detail = {{"param", "layers.0.mlp.fc1.weight"}, {"where", "before_reduce_scatter"}};
-  for (int r = 0; r < 2; ++r) {
-    run.ranks[r].rank = r;
-    run.ranks[r].timeline.push_back(e);
-  }
+  RunRecord run = fired(2, {{0, 0, "layers.0"}, {1, 1, "layers.0"}});
+  memory::TimelineEvent e = nonfinite("root", "layers.0.mlp.fc1.weight", "before_reduce_scatter");
+  for (int r = 0; r < 2; ++r) run.ranks[r].timeline.push_back(e);
   EXPECT_TRUE(check_nonfinite_reported(sc, run).ok) << check_nonfinite_reported(sc, run).message;
   // Rank 1's own fault a step later: at rank 0's step it hears of rank 0's through the reduce-scatter.
   Scenario later = with_nonfinite(with_nonfinite(small(2), "nan", 0, "layers.0", 0), "nan", 1, "layers.0", 0);
@@ -175,22 +185,10 @@ TEST(NonFiniteFault, SeveralPlansAreJudgedTogether) {
   EXPECT_TRUE(v.ok && !v.skipped) << v.message;
 
   // The same shape, by hand: rank 0 hears of rank 1's first, then finds its own.
-  RunRecord by_hand;
-  by_hand.fired_faults.push_back({0, 1, "nan", "layers.1", "backward", 0.1});
-  by_hand.fired_faults.push_back({1, 0, "nan", "layers.0", "backward", 0.1});
-  by_hand.ranks.resize(2);
-  memory::TimelineEvent e;
-  e.event = "nonfinite_grad";
-  e.group = "layers.1.moe.experts";
-  e.detail = {{"param", "layers.1.moe.experts.w1"}, {"where", "after_reduce_scatter"}};
-  by_hand.ranks[0].rank = 0;
-  by_hand.ranks[1].rank = 1;
-  by_hand.ranks[0].timeline.push_back(e);
-  e.detail["where"] = "before_reduce_scatter";
-  by_hand.ranks[1].timeline.push_back(e);
-  e.group = "root";
-  e.detail = {{"param", "layers.0.attn.weight"}, {"where", "before_reduce_scatter"}};
-  by_hand.ranks[0].timeline.push_back(e);
+  RunRecord by_hand = fired(2, {{0, 1, "layers.1"}, {1, 0, "layers.0"}});
+  by_hand.ranks[0].timeline.push_back(nonfinite("layers.1.moe.experts", "layers.1.moe.experts.w1", "after_reduce_scatter"));
+  by_hand.ranks[1].timeline.push_back(nonfinite("layers.1.moe.experts", "layers.1.moe.experts.w1", "before_reduce_scatter"));
+  by_hand.ranks[0].timeline.push_back(nonfinite("root", "layers.0.attn.weight", "before_reduce_scatter"));
   EXPECT_TRUE(check_nonfinite_reported(sc, by_hand).ok) << check_nonfinite_reported(sc, by_hand).message;
   // What no plan accounts for still fails: rank 0's own NaN found in the head (downstream of layers.0) ...
   by_hand.ranks[0].timeline[1].group = "out";

@@ -3,6 +3,7 @@
 #include "harness/backends/threads/threads_backend.h"
 #include "harness/import/hf_config.h"
 #include "harness/import/projection.h"
+#include "harness/import/projection_report.h"
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,10 @@ TEST(Projection, TheBaselineAndTheOutOfMemoryLayer) {
   EXPECT_NE(table.find("projection: out of memory at " + rows[3].group + "'s backward on rank"), std::string::npos) << table;
   EXPECT_NE(table.find("stale +0.56 GiB"), std::string::npos) << table;
   EXPECT_FALSE(projected("torch-2.11", rows[3].total - 1).projection.out_of_memory);  // the fixed torch fits
+  const std::string html = projection_html(p.projection, "qwen3_moe", "world 16", "torch-2.9");
+  EXPECT_NE(html.find("Out of memory at " + rows[3].group + "'s backward"), std::string::npos);
+  EXPECT_NE(html.find("\"oom\":\"" + rows[3].group + "\""), std::string::npos);  // the plot's data marks it
+  EXPECT_NE(html.find("<tr class=\"oom\"><td>" + rows[3].group + "</td>"), std::string::npos);
 }
 
 }  // namespace
