@@ -93,5 +93,27 @@ TEST(Projection, TheBaselineAndTheOutOfMemoryLayer) {
   EXPECT_NE(html.find("<tr class=\"oom\"><td>" + rows[3].group + "</td>"), std::string::npos);
 }
 
+// A dense Llama-3-70B-shaped model at world 64 (8 of its 80 layers, 64 rank threads): after each
+// block's backward exactly the next block's all-gather is pending, the hand arithmetic's
+// 855,654,400 parameters in bfloat16; after block 0 the embedding's.
+TEST(Projection, DenseLlamaAtWorld64PendsExactlyTheNextBlock) {
+  ModelShape m = read_hf_config(SHARDFUZZ_SOURCE_DIR "/tests/data/hf/llama-3-70b.json");
+  m.layers = 8;
+  m.layer_is_moe.resize(8);
+  Recipe r;
+  r.world = 64;
+  const FsdpPlan plan = plan_fsdp(m, r);
+  const ImportedScenario imported = imported_scenario(m, r, plan, "torch-2.11");
+  const RunRecord run = run_threads(imported.scenario);
+  ASSERT_TRUE(run.ok()) << run.error;
+  const Projection p = project(run, imported, plan, m, r);
+  EXPECT_EQ(p.layers.size(), 64u * 8u);
+  for (const auto& row : rank0(p)) {
+    const int64_t expected = row.group == "layers.0" ? 128256LL * 8192 * 2 : 855'654'400LL * 2;
+    EXPECT_EQ(row.pending + row.unsharded, expected) << row.group;
+    EXPECT_EQ(row.stale, 0) << row.group;
+  }
+}
+
 }  // namespace
 }  // namespace shardfuzz::harness::import
