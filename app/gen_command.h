@@ -15,6 +15,7 @@ struct GenOptions {
   std::string profile;
   std::string standard;  // "small": the benchmarks' standard small scenario instead of a draw
   bool format_table = false;  // print the docs' field tables instead
+  int stats = 0;              // draw this many cases (as a campaign does) and print what they exercise
 };
 
 CLI::App* add_gen_command(CLI::App& app, GenOptions& options);
