@@ -1,7 +1,8 @@
 // Property 1: per-layer return to baseline during backward.
 // Ledger, exact: after each group's post_backward, no group that already finished backward holds a
-// pending all-gather or unsharded params, and no all-gather lives unconsumed until
-// finalize_backward. Allocator: from one block's post_backward to the next, the growth is at most
+// pending all-gather or unsharded params, no all-gather pending there is one nobody will consume
+// (its group runs no backward before finalize_backward drops it: a leak from the first
+// post_backward it outlives), and none lives unconsumed until finalize_backward. Allocator: from one block's post_backward to the next, the growth is at most
 // what the ledger's legitimate entries explain (sharded grads, the next prefetch, reduce-scatter
 // keep-alives) plus the unsharded grads of groups still in backward, plus a stated tolerance.
 // HSDP, exact: at each post_backward only that group may hold its reduce output (all_reduce_input).
@@ -39,6 +40,30 @@ std::vector<std::string> backward_again(const std::vector<memory::TimelineEvent>
 
 bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+// Whether the all-gather `g` holds pending at event k is never consumed: the next event without
+// it pending is a finalize_backward of g that dropped it.
+bool never_consumed(const std::vector<memory::TimelineEvent>& events, std::size_t k, const std::string& g) {
+  for (std::size_t j = k + 1; j < events.size(); ++j) {
+    if (contains(events[j].pending_all_gather, g)) continue;
+    return events[j].event == "finalize_backward" && events[j].group == g &&
+           events[j].detail.value("dropped_pending_all_gather", false);
+  }
+  return false;
+}
+
+// A pending all-gather nobody will consume in this pass (its group will not run backward): a leak
+// from the first post_backward it outlives, not only at finalize_backward. "" when there is none.
+std::string unconsumed_at_post_backward(const RankRecord& r, const std::vector<memory::TimelineEvent>& events, std::size_t k) {
+  const auto& e = events[k];
+  for (const auto& g : e.pending_all_gather) {
+    if (!never_consumed(events, k, g)) continue;
+    const auto bytes = e.pending_all_gather_bytes.count(g) ? e.pending_all_gather_bytes.at(g) : 0;
+    return where(r, e) + ": the all-gather of " + g + " (" + std::to_string(bytes) + " bytes) is pending and will never be " +
+           "consumed: " + g + " runs no backward before finalize_backward drops it";
+  }
+  return "";
+}
+
 // The exact ledger checks at one post_backward: no finished group (that will not run backward again
 // in this pass) holds a pending all-gather or unsharded params, and only this group holds its HSDP
 // reduce output (reduce_dtype != the parameters' dtype: an older group's still alive grows memory by
@@ -61,6 +86,7 @@ std::string ledger_at_post_backward(const RankRecord& r, const std::vector<memor
   for (const auto& g : e.unsharded)
     if (contains(e.finished_backward, g) && !contains(again, g))
       return where(r, e) + ": group " + g + " finished backward but its parameters are still unsharded";
+  if (std::string m = unconsumed_at_post_backward(r, events, k); !m.empty()) return m;
   std::vector<std::string> kept;
   int64_t kept_bytes = 0;
   for (const auto& [g, b] : e.all_reduce_input_bytes)
