@@ -1,6 +1,8 @@
 // Printing an imported model's FSDP plan.
 #include "harness/import/plan_table.h"
 
+#include "harness/scenario/scenario.h"
+
 #include <cstdio>
 #include <sstream>
 
@@ -16,27 +18,15 @@ std::string grouped(int64_t n) {
   return (n < 0 ? "-" : "") + out;
 }
 
-// "layers.7.moe.experts" -> ("layers.", 7, ".moe.experts"); other paths: index -1.
-struct Split {
-  std::string head, tail;
-  long index = -1;
-};
-Split split(const std::string& path) {
-  Split s;
-  if (path.rfind("layers.", 0) != 0) return s;
-  const std::size_t end = path.find('.', 7);
-  s.head = "layers.";
-  s.index = std::stol(path.substr(7, end - 7));
-  s.tail = end == std::string::npos ? "" : path.substr(end);
-  return s;
-}
+// A block's group by its path inside the block: "" for the block, ".moe.experts" for its experts.
+std::string inside_block(const std::string& path) { return split_block_path(path)->second; }
 
 // Two blocks alike: the same groups (by their path inside the block) with the same bytes, mesh
 // and policy.
 bool alike(const std::vector<const PlannedGroup*>& a, const std::vector<const PlannedGroup*>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t k = 0; k < a.size(); ++k)
-    if (split(a[k]->path).tail != split(b[k]->path).tail || a[k]->padded_numel != b[k]->padded_numel ||
+    if (inside_block(a[k]->path) != inside_block(b[k]->path) || a[k]->padded_numel != b[k]->padded_numel ||
         a[k]->mesh != b[k]->mesh || a[k]->reshard_after_forward != b[k]->reshard_after_forward)
       return false;
   return true;
@@ -48,6 +38,19 @@ std::string row(const std::string& path, const PlannedGroup& g) {
                 grouped(g.numel).c_str(), bytes_text(g.all_gather_bytes).c_str(), bytes_text(g.sharded_bytes).c_str(),
                 g.reshard_after_forward ? "yes" : "no");
   return line;
+}
+
+// The blocks' rows: runs of blocks alike fold into one row per group ("layers.1-92.moe.experts").
+std::string block_rows(const std::vector<std::vector<const PlannedGroup*>>& blocks) {
+  std::string out;
+  for (std::size_t i = 0; i < blocks.size();) {
+    std::size_t j = i + 1;
+    while (j < blocks.size() && alike(blocks[i], blocks[j])) ++j;
+    const std::string range = j > i + 1 ? std::to_string(i) + "-" + std::to_string(j - 1) : std::to_string(i);
+    for (const PlannedGroup* member : blocks[i]) out += row("layers." + range + inside_block(member->path), *member);
+    i = j;
+  }
+  return out;
 }
 
 }  // namespace
@@ -87,31 +90,20 @@ std::string plan_table(const FsdpPlan& plan) {
   std::snprintf(header, sizeof header, "%-28s %-16s %4s %16s %28s %28s %s\n", "group", "mesh", "deg", "params",
                 "all-gather (unsharded)", "shard per rank", "reshard after fwd");
   os << header;
-  // Each block's groups together (its experts, then itself); runs of blocks alike fold into one
-  // row per group ("layers.1-92.moe.experts").
+  // Each block's groups together (its experts, then itself), printed when the blocks end (before
+  // the head and the root).
   std::vector<std::vector<const PlannedGroup*>> blocks;
   for (const auto& g : plan.groups) {
-    const Split s = split(g.path);
-    if (s.index < 0) {
-      if (!blocks.empty()) {
-        // The blocks end here: print them before the head and the root.
-        for (std::size_t i = 0; i < blocks.size();) {
-          std::size_t j = i + 1;
-          while (j < blocks.size() && alike(blocks[i], blocks[j])) ++j;
-          for (const PlannedGroup* member : blocks[i]) {
-            const std::string range = j > i + 1 ? std::to_string(i) + "-" + std::to_string(j - 1) : std::to_string(i);
-            os << row("layers." + range + split(member->path).tail, *member);
-          }
-          i = j;
-        }
-        blocks.clear();
-      }
-      os << row(g.path.empty() ? "(root)" : g.path, g);
+    if (const auto parts = split_block_path(g.path)) {
+      if (parts->first >= blocks.size()) blocks.resize(parts->first + 1);
+      blocks[parts->first].push_back(&g);
       continue;
     }
-    if (static_cast<std::size_t>(s.index) >= blocks.size()) blocks.resize(static_cast<std::size_t>(s.index) + 1);
-    blocks[static_cast<std::size_t>(s.index)].push_back(&g);
+    os << block_rows(blocks);
+    blocks.clear();
+    os << row(g.path.empty() ? "(root)" : g.path, g);
   }
+  os << block_rows(blocks);
   return os.str();
 }
 

@@ -49,10 +49,10 @@ int64_t priced(const std::vector<std::string>& groups, const ImportedScenario& i
   return bytes;
 }
 
-// Block index of "layers.i", or -1.
+// Block index of "layers.i" (a block itself, not a group inside it), or -1.
 int block_index(const std::string& group) {
-  if (group.rfind("layers.", 0) != 0 || group.find('.', 7) != std::string::npos) return -1;
-  return std::stoi(group.substr(7));
+  const auto parts = split_block_path(group);
+  return parts && parts->second.empty() ? static_cast<int>(parts->first) : -1;
 }
 
 }  // namespace

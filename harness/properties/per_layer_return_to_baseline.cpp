@@ -2,9 +2,10 @@
 // Ledger, exact: after each group's post_backward, no group that already finished backward holds a
 // pending all-gather or unsharded params, no all-gather pending there is one nobody will consume
 // (its group runs no backward before finalize_backward drops it: a leak from the first
-// post_backward it outlives), and none lives unconsumed until finalize_backward. Allocator: from one block's post_backward to the next, the growth is at most
-// what the ledger's legitimate entries explain (sharded grads, the next prefetch, reduce-scatter
-// keep-alives) plus the unsharded grads of groups still in backward, plus a stated tolerance.
+// post_backward it outlives), and none lives unconsumed until finalize_backward. Allocator: from
+// one block's post_backward to the next, the growth is at most what the ledger's legitimate
+// entries explain (sharded grads, the next prefetch, reduce-scatter keep-alives) plus the unsharded
+// grads of groups still in backward, plus a stated tolerance.
 // HSDP, exact: at each post_backward only that group may hold its reduce output (all_reduce_input).
 // The allocator comparison needs both the allocator and the ledger (not the torch backend's).
 #include "harness/properties/property.h"

@@ -7,6 +7,7 @@
 #include "runtime/semantics/profile.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -186,6 +187,17 @@ int Scenario::expert_parallel_degree() const {
 const std::vector<std::string>& mesh_names() {
   static const std::vector<std::string> names = {"dp", "experts"};
   return names;
+}
+
+std::optional<std::pair<std::size_t, std::string>> split_block_path(const std::string& path) {
+  static const std::string prefix = "layers.";
+  if (path.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  std::size_t end = prefix.size();
+  while (end < path.size() && std::isdigit(static_cast<unsigned char>(path[end]))) ++end;
+  if (end == prefix.size()) return std::nullopt;
+  if (end < path.size() && path[end] != '.') return std::nullopt;
+  return std::make_pair(static_cast<std::size_t>(std::stoul(path.substr(prefix.size(), end - prefix.size()))),
+                        path.substr(end));
 }
 
 const std::vector<std::string>& loss_names() {

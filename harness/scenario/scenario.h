@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardfuzz::harness {
@@ -290,6 +291,10 @@ struct Scenario {
 
 // The losses a scenario names: "mean", "sum".
 const std::vector<std::string>& loss_names();
+
+// The block index of a "layers.i[.sub]" module path, with the rest (".sub", or "" for the block
+// itself); nullopt for any other path.
+std::optional<std::pair<std::size_t, std::string>> split_block_path(const std::string& path);
 
 // The scenario's fields but "schema" (read first, written first). `faults` is written only when
 // planned, so fault-free files stay as they were.

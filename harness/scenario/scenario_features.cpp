@@ -21,7 +21,8 @@ bool any_shard(const Scenario& s, const std::function<bool(const std::string&, c
 bool nested_group(const Scenario& s) {
   // A group inside a block: "layers.i.<something>" (a block itself is "layers.i").
   return any_shard(s, [](const std::string& path, const ShardSpec&) {
-    return path.rfind("layers.", 0) == 0 && std::count(path.begin(), path.end(), '.') >= 2;
+    const auto parts = split_block_path(path);
+    return parts && !parts->second.empty();
   });
 }
 

@@ -12,17 +12,7 @@ namespace shardfuzz::fuzz::shrinking::edits {
 
 namespace {
 
-// Block index of a "layers.i[.sub]" path, with the rest (".sub" or ""); nullopt otherwise.
-std::optional<std::pair<std::size_t, std::string>> split_block_path(const std::string& path) {
-  static const std::string prefix = "layers.";
-  if (path.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
-  std::size_t end = prefix.size();
-  while (end < path.size() && std::isdigit(static_cast<unsigned char>(path[end]))) ++end;
-  if (end == prefix.size()) return std::nullopt;
-  if (end < path.size() && path[end] != '.') return std::nullopt;
-  return std::make_pair(static_cast<std::size_t>(std::stoul(path.substr(prefix.size(), end - prefix.size()))),
-                        path.substr(end));
-}
+using harness::split_block_path;
 
 // Paths after dropping blocks: new_index[i] is block i's new index, -1 when it is dropped.
 struct Renumbering {
