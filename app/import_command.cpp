@@ -12,6 +12,7 @@
 #include "harness/import/hf_config.h"
 #include "harness/import/plan_table.h"
 #include "harness/import/torchtitan_job.h"
+#include "runtime/nn/routing_assumption.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -62,7 +63,19 @@ int64_t bytes_of(const std::string& text) {
 // Runs the imported scenario (the real schedule at small widths) and prints its priced projection.
 int project_and_print(const ImportOptions& o, const imp::ModelShape& model, const imp::Recipe& recipe, const imp::FsdpPlan& plan,
                       std::ostream& out, std::ostream& err) {
-  const imp::ImportedScenario imported = imp::imported_scenario(model, recipe, plan, o.profile);
+  if (o.widths != "real" && o.widths != "small")
+    throw std::invalid_argument("--widths: \"" + o.widths + "\" is not real or small");
+  if (o.shape_only && o.widths == "small") throw std::invalid_argument("--shape-only: runs at the real widths, not --widths small");
+  if (o.routing_skew < 0 || o.routing_skew > 16)
+    throw std::invalid_argument("--routing-skew: " + std::to_string(o.routing_skew) + " outside [0, 16]");
+  imp::ImportedScenario imported = imp::imported_scenario(model, recipe, plan, o.profile,
+                                                          o.widths == "small" ? imp::Widths::Small : imp::Widths::Real, o.shape_only);
+  if (imported.scenario.shape_only && o.routing_skew > 0) {
+    imported.scenario.shape_only->routing_skew = o.routing_skew;
+    imported.execution = imported.execution.substr(0, imported.execution.rfind("; routing ")) + "; routing " +
+                         nn::RoutingAssumption{o.routing_skew}.describe();
+  }
+  out << "import: runs " << imported.execution << "\n";
   if (!o.scenario_out.empty()) {
     harness::write_file_atomically(o.scenario_out, harness::to_json_text(imported.scenario) + "\n");
     out << "import: wrote the scenario to " << o.scenario_out << " (shrink it: shardfuzz shrink " << o.scenario_out << ")\n";
@@ -75,7 +88,8 @@ int project_and_print(const ImportOptions& o, const imp::ModelShape& model, cons
   }
   const imp::Projection p = imp::project(run, imported, plan, model, recipe, o.device_memory.empty() ? 0 : bytes_of(o.device_memory));
   out << "import: projected under " << o.profile << " from the schedule of a " << imported.scenario.blocks.size() << "-block, world "
-      << imported.scenario.world_size << " run (" << static_cast<int>(run.seconds * 1000) << " ms)\n"
+      << imported.scenario.world_size << (imported.scenario.shape_only ? " shape-only" : "") << " run ("
+      << static_cast<int>(run.seconds * 1000) << " ms)\n"
       << imp::projection_table(p);
   if (!o.html.empty()) {
     harness::write_file_atomically(o.html, imp::projection_html(p, imp::describe_model(model), imp::describe_recipe(recipe, plan), o.profile));
@@ -105,7 +119,13 @@ CLI::App* add_import_command(CLI::App& app, ImportOptions& o) {
   cmd->add_option("--lora-targets", o.lora_targets, "the projections LoRA adapts: q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")
       ->delimiter(',');
   cmd->add_flag("--json", o.json, "print the plan as JSON");
-  cmd->add_flag("--project", o.project, "run the imported scenario (its real schedule at small widths) and project each "
+  cmd->add_option("--widths", o.widths, "real: the model's widths, run shape-only (meta device) when a run with data could "
+                                        "not hold them; small: the real structure at small widths (shrinks in seconds)")
+      ->capture_default_str();
+  cmd->add_flag("--shape-only", o.shape_only, "run shape-only at the real widths even where data would fit");
+  cmd->add_option("--routing-skew", o.routing_skew, "shape-only: global expert e receives a share 1/(e+1)^S of the tokens "
+                                                    "(0: balanced)");
+  cmd->add_flag("--project", o.project, "run the imported scenario (its real schedule, see --widths) and project each "
                                          "layer's backward memory with the plan's real bytes");
   cmd->add_option("--profile", o.profile, "with --project: the semantics profile (torch-2.9, torch-2.11, strict, ...)")
       ->capture_default_str();

@@ -25,6 +25,9 @@ struct ImportOptions {
   std::vector<std::string> lora_targets;
   bool json = false;
   bool project = false;        // run the imported scenario and price its schedule
+  std::string widths = "real"; // "real": the model's widths (shape-only when a data run cannot hold them); "small"
+  bool shape_only = false;     // force a shape-only run at the real widths
+  double routing_skew = 0.0;   // shape-only: tokens per expert follow 1/(e+1)^skew (0: balanced)
   std::string profile = "torch-2.11";
   std::string device_memory;   // "80GiB": name the layer that runs out of it
   std::string scenario_out;    // write the imported scenario here (for shrink, run, export)

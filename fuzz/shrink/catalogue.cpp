@@ -38,6 +38,7 @@ std::vector<Edit> catalogue(const StructuralShrinkOptions& options) {
       {"no experts mesh", edits::no_experts_mesh},
       {"default placement options", edits::default_placement_options},
       {"smaller dims", edits::smaller_dims},
+      {"with data", edits::with_data},
       {"fewer steps", edits::fewer_steps},
       {"plainer step", edits::plainer_step},
       {"plainer model", edits::plainer_model},

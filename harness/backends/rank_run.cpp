@@ -212,7 +212,8 @@ std::vector<ShardRecord> shard_records(fsdp::RankRuntime& rt, nn::Model& model, 
       shard.shard_rank = g->mesh().shard->rank();
       shard.shard_size = g->mesh().shard->size();
       shard.shard_dim = p.shard_dim();
-      shard.local = p.local_shard().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+      // A shape-only run's shards have sizes and no values: nothing to copy.
+      if (!p.local_shard().is_meta()) shard.local = p.local_shard().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
       shard.padded_bytes = p.padded_sharded_numel() * p.element_size();
       shard.unsharded_bytes = p.unsharded_padded_numel() * p.unsharded_element_size();
       shard.requires_grad = p.requires_grad();
@@ -229,7 +230,13 @@ std::vector<ShardRecord> shard_records(fsdp::RankRuntime& rt, nn::Model& model, 
 }  // namespace
 
 memory::Probe rank_probe(const Scenario& sc, const RunOptions& options, bool ranks_share_a_process, bool warm) {
-  memory::Probe probe = memory::Probe::named(options.device, "--device", warm);
+  if (sc.shape_only && options.device != "cpu" && options.device != "meta")
+    throw std::invalid_argument("shape_only: the scenario holds no data and runs on the meta device, not on " +
+                                options.device + " (drop --device, or drop shape_only to run it with data)");
+  if (sc.shape_only && !ranks_share_a_process)
+    throw std::invalid_argument("shape_only: runs on the threads backend only (its ranks meet in memory; rank "
+                                "processes would exchange data a shape-only run does not have)");
+  memory::Probe probe = memory::Probe::named(sc.shape_only ? "meta" : options.device, "--device", warm);
   if (probe.on_device() && ranks_share_a_process && sc.world_size > 1)
     throw std::invalid_argument(
         "world_size: " + std::to_string(sc.world_size) + " ranks as threads cannot share " + probe.name() +

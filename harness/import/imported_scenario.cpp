@@ -1,6 +1,9 @@
 // Building an imported model's scenario.
 #include "harness/import/imported_scenario.h"
 
+#include "runtime/nn/routing_assumption.h"
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace shardfuzz::harness::import {
@@ -26,9 +29,47 @@ Dims small_dims(const ModelShape& m) {
   return d;
 }
 
+// The widths the schema holds, as the model has them; tokens are the recipe's per rank.
+Dims real_dims(const ModelShape& m, const Recipe& recipe) {
+  Dims d;
+  d.dim = m.hidden;
+  d.hidden = m.moe.moe ? m.moe.expert_intermediate : m.dense.intermediate;
+  d.heads = std::max<int64_t>(1, m.attention.heads);
+  d.experts = m.moe.moe ? m.moe.experts : 2;
+  d.top_k = m.moe.moe ? m.moe.top_k : 1;
+  d.tokens = recipe.local_batch_size * recipe.seq_len;
+  d.vocab = m.vocab;
+  return d;
+}
+
+void use_real_widths(ImportedScenario& out, const ModelShape& m, const Recipe& recipe, bool shape_only) {
+  Scenario& s = out.scenario;
+  s.dims = real_dims(m, recipe);
+  if (recipe.mixed_precision) {
+    s.dtype = recipe.storage_dtype;
+    s.mixed_precision = MixedPrecisionSpec{recipe.param_dtype, recipe.reduce_dtype, false};
+  } else {
+    s.dtype = m.dtype;
+  }
+  if (!shape_only) {
+    try {
+      s.validate();
+      out.execution = "with data at the real widths (they fit a run with data)";
+      return;
+    } catch (const std::invalid_argument& e) {
+      out.execution = std::string("shape-only at the real widths: a run with data would not fit (") + e.what() + ")";
+    }
+  } else {
+    out.execution = "shape-only at the real widths (asked for)";
+  }
+  s.shape_only = ShapeOnlySpec{};
+  if (m.moe.moe) out.execution += "; routing " + nn::RoutingAssumption{}.describe();
+}
+
 }  // namespace
 
-ImportedScenario imported_scenario(const ModelShape& m, const Recipe& recipe, const FsdpPlan& plan, const std::string& profile) {
+ImportedScenario imported_scenario(const ModelShape& m, const Recipe& recipe, const FsdpPlan& plan, const std::string& profile,
+                                   Widths widths, bool shape_only) {
   if (m.layers > ScenarioLimits::kMaxBlocks)
     throw std::invalid_argument("num_hidden_layers: " + std::to_string(m.layers) + " layers; a scenario holds at most " +
                                 std::to_string(ScenarioLimits::kMaxBlocks));
@@ -75,6 +116,10 @@ ImportedScenario imported_scenario(const ModelShape& m, const Recipe& recipe, co
     if (i + 1 < m.layers) spec.forward_prefetch = with_experts(next, i + 1);
     if (i > 0) spec.backward_prefetch = with_experts(prev, i - 1);
   }
+  if (widths == Widths::Real || shape_only)
+    use_real_widths(out, m, recipe, shape_only);
+  else
+    out.execution = "with data at small widths (the real structure and schedule; bytes from the plan)";
   s.validate();
   return out;
 }

@@ -63,6 +63,7 @@ Projection project(const RunRecord& run, const ImportedScenario& imported, const
   p.baseline = baseline_of(plan, m, recipe);
   p.device_memory = device_memory;
   const int last_step = imported.scenario.steps - 1;
+  const bool real_widths = imported.scenario.dims.dim == m.hidden;
   int64_t largest = 0;
   int first_oom_position = -1;  // the earliest layer (in backward order, over the ranks) past the memory
   for (const RankRecord& rank : run.ranks) {
@@ -80,6 +81,7 @@ Projection project(const RunRecord& run, const ImportedScenario& imported, const
       // The layers below this one have not run backward: AC still keeps their inputs.
       row.activations = layer * p.baseline.kept_per_layer + p.baseline.recompute;
       row.total = p.baseline.fixed() + row.activations + row.unsharded + row.pending;
+      if (real_widths) row.measured = e.allocated_bytes;
       largest = std::max(largest, row.total);
       if (device_memory > 0 && row.total > device_memory && (first_oom_position < 0 || position < first_oom_position)) {
         first_oom_position = position;
@@ -106,18 +108,25 @@ std::string gib(int64_t bytes) {
 std::string projection_table(const Projection& p) {
   std::ostringstream os;
   const Baseline& b = p.baseline;
+  const bool measured = !p.layers.empty() && p.layers.front().measured >= 0;
   os << "projection: baseline per rank " << gib(b.fixed()) << " (parameters " << gib(b.params) << ", gradients " << gib(b.grads)
      << ", optimizer states " << gib(b.optimizer) << "); activations: " << gib(b.kept_per_layer) << " kept per layer, "
      << gib(b.recompute) << " for the layer recomputed (" << b.assumption << ")\n";
+  if (measured)
+    os << "projection: 'run holds' is what the shape-only run's allocator counted on the rank at that point (its blocks "
+          "approximate the model's: one linear for attention, two-matrix experts; see docs/production-oom.md)\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-12s %12s %12s %12s %14s %12s\n", "rank 0", "unsharded", "pending", "stale", "activations", "total");
+  std::snprintf(line, sizeof line, "%-12s %12s %12s %12s %14s %12s%s\n", "rank 0", "unsharded", "pending", "stale", "activations",
+                "total", measured ? "    run holds" : "");
   os << line;
   int64_t previous_stale = -1;
   for (const ProjectedLayer& r : p.layers) {
     if (r.rank != 0) continue;
     const std::string growth = previous_stale >= 0 && r.stale > previous_stale ? "  stale +" + gib(r.stale - previous_stale) : "";
-    std::snprintf(line, sizeof line, "%-12s %12s %12s %12s %14s %12s%s\n", r.group.c_str(), gib(r.unsharded).c_str(),
-                  gib(r.pending).c_str(), gib(r.stale).c_str(), gib(r.activations).c_str(), gib(r.total).c_str(), growth.c_str());
+    const std::string held = measured ? " " + std::string(12 - std::min<std::size_t>(12, gib(r.measured).size()), ' ') + gib(r.measured) : "";
+    std::snprintf(line, sizeof line, "%-12s %12s %12s %12s %14s %12s%s%s\n", r.group.c_str(), gib(r.unsharded).c_str(),
+                  gib(r.pending).c_str(), gib(r.stale).c_str(), gib(r.activations).c_str(), gib(r.total).c_str(), held.c_str(),
+                  growth.c_str());
     os << line;
     previous_stale = r.stale;
   }

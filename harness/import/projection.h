@@ -35,6 +35,10 @@ struct ProjectedLayer {
   int64_t stale = 0;      // of those, held for groups that already finished backward
   int64_t activations = 0;  // kept for the layers not yet through backward, plus one recompute
   int64_t total = 0;        // baseline + activations + unsharded + pending
+  // Measured by the run itself (its allocator probe: everything the rank holds, above its start),
+  // when it ran at the real widths: the schema's blocks approximate the model's (see
+  // imported_scenario.h), so this cross-checks the projection rather than replacing it. -1: not.
+  int64_t measured = -1;
 };
 
 struct Projection {

@@ -6,6 +6,8 @@
 #include "runtime/nn/ops.h"
 #include "runtime/nn/routed_moe.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
@@ -61,6 +63,12 @@ at::Tensor input_of(const Scenario& sc, int rank, int step, int micro, int forwa
                 "a micro-batch's forwards would share input streams with the next micro-batch's");
   const int stream = micro * kInputStreamsPerMicroBatch + forward;
   if (!sc.input_per_rank) rank = 0, step = 0;
+  if (sc.shape_only) {  // sizes only: nothing to draw
+    const auto on = at::TensorOptions().device(at::kMeta);
+    if (sc.embed) return at::empty({sc.dims.tokens}, on.dtype(at::kLong));
+    return at::empty({sc.dims.tokens, sc.dims.dim}, on.dtype(sc.mixed_precision ? at::kFloat : sc.compute_dtype()))
+        .set_requires_grad(sc.input_requires_grad);
+  }
   // Drawn on the CPU, so every device sees the same batch.
   if (sc.embed) return train::make_tokens(sc.seed, rank, step, sc.dims.tokens, sc.dims.vocab, stream).to(device);
   at::Tensor x = train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, sc.input_requires_grad, stream);
@@ -84,6 +92,7 @@ std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& o
   cfg.seed = sc.seed;
   cfg.vocab = sc.embed ? sc.dims.vocab : 0;
   cfg.final_norm = sc.final_norm;
+  cfg.shape_only = sc.shape_only.has_value();
   if (!options.reference && sc.expert_parallel) cfg.ep = options.ep;
   for (const BlockSpec& b : sc.blocks) {
     nn::BlockConfig c;
@@ -113,9 +122,11 @@ std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& o
       auto* linear = dynamic_cast<nn::Linear*>(model->find(path));
       if (!linear) throw std::invalid_argument("blocks[" + std::to_string(i) + "].lora: no linear at '" + path + "'");
       // Each adapter draws from its own stream, so adding one never changes another's weights.
-      nn::Init init(sc.seed ^ (std::hash<std::string>{}(path) * 0x9E3779B97F4A7C15ULL));
+      nn::Init init(sc.seed ^ (std::hash<std::string>{}(path) * 0x9E3779B97F4A7C15ULL), sc.shape_only.has_value());
       linear->enable_lora(sc.dims.lora_rank, sc.dims.lora_alpha, init);
     }
+    if (nn::RoutedMoE* moe = block.routed_moe(); moe && sc.shape_only)
+      moe->set_routing_assumption(nn::RoutingAssumption{sc.shape_only->routing_skew});
     if (!options.reference && profile.experts_skip_empty)
       if (nn::RoutedMoE* moe = block.routed_moe()) moe->experts().set_skip_empty_experts(true);
   }

@@ -20,6 +20,8 @@ double Tolerances::parity_relative(const Scenario& sc, const std::string& device
 }
 
 Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
+  if (!run.observed.values)
+    return {"parity_with_reference", true, true, "a shape-only run holds sizes and bytes, no values to compare"};
   if (!run.observed.shard_values)
     return {"parity_with_reference", true, true,
             "the " + run.backend + " backend draws its own weights and inputs: nothing to compare with the reference"};

@@ -74,6 +74,7 @@ struct Observed {
   bool ledger = true;        // TimelineEvent::ledger and unsharded_grad_bytes
   bool baseline = true;      // RankRecord baseline, teardown and training peak bytes
   bool shard_values = true;  // ShardRecord::local holds values the native reference reproduces
+  bool values = true;        // tensors held values (false: a shape-only run, sizes and bytes only)
 };
 
 // A planned fault that fired (Scenario::faults), when and where.
@@ -91,7 +92,7 @@ struct Reference;
 
 struct RunRecord {
   std::string backend = "threads";
-  std::string device = "cpu";  // where the ranks' tensors lived: "cpu" or a CUDA device ("cuda", "cuda:1")
+  std::string device = "cpu";  // where the ranks' tensors lived: "cpu", "meta" (shape-only) or a CUDA device ("cuda", "cuda:1")
   Observed observed;
   double seconds = 0;  // the run itself, as the backend timed it (torch: the slowest rank's run)
   int deadline_ms = 0;  // the collective deadline the run had (0: unknown)

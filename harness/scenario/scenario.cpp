@@ -75,19 +75,38 @@ void validate_block(const Scenario& sc, const BlockSpec& b, std::size_t i) {
 }
 
 void validate_budget(const Scenario& sc) {
+  const bool shape_only = sc.shape_only.has_value();
   const int64_t bytes = sc.full_parameter_bytes();
-  if (bytes > ScenarioLimits::kMaxParameterBytes)
+  const int64_t max_bytes = shape_only ? ScenarioLimits::kMaxShapeOnlyBytes : ScenarioLimits::kMaxParameterBytes;
+  if (bytes > max_bytes)
     reject("size budget", "parameters take " + std::to_string(bytes) + " bytes per rank before sharding, over the limit of " +
-                              std::to_string(ScenarioLimits::kMaxParameterBytes));
-  // dims are validated (<= 2^16 each), so this product cannot overflow.
+                              std::to_string(max_bytes) + (shape_only ? " (shape-only)" : " (a run with data; shape_only lifts it)"));
   const bool attention = std::any_of(sc.blocks.begin(), sc.blocks.end(), [](const BlockSpec& b) { return b.attention; });
   // Attention scores are [heads, tokens, tokens].
-  const int64_t widest = std::max({sc.dims.dim, sc.dims.hidden * sc.dims.experts,
-                                   attention ? sc.dims.tokens * sc.dims.heads : int64_t{0}});
-  const int64_t activations = sc.dims.tokens * widest;
-  if (activations > ScenarioLimits::kMaxActivationElements)
+  const int64_t widest = std::max({sc.dims.dim, sat_mul(sc.dims.hidden, sc.dims.experts),
+                                   attention ? sat_mul(sc.dims.tokens, sc.dims.heads) : int64_t{0}});
+  const int64_t activations = sat_mul(sc.dims.tokens, widest);
+  const int64_t max_activations = shape_only ? ScenarioLimits::kMaxShapeOnlyBytes : ScenarioLimits::kMaxActivationElements;
+  if (activations > max_activations)
     reject("size budget", "activations take tokens x max(dim, hidden x experts, tokens x heads with attention) = " + std::to_string(activations) +
-                              " elements, over the limit of " + std::to_string(ScenarioLimits::kMaxActivationElements));
+                              " elements, over the limit of " + std::to_string(max_activations) +
+                              (shape_only ? " (shape-only)" : " (a run with data; shape_only lifts it)"));
+}
+
+// A shape-only run holds no values: a fault that plants one cannot be observed.
+void validate_shape_only(const Scenario& sc) {
+  if (!sc.shape_only) {
+    if (sc.dims.tokens > ScenarioLimits::kMaxDim)
+      reject("dims.tokens", std::to_string(sc.dims.tokens) + " outside [1, " + std::to_string(ScenarioLimits::kMaxDim) +
+                                "] for a run with data (set shape_only for more)");
+    return;
+  }
+  if (!std::isfinite(sc.shape_only->routing_skew) || sc.shape_only->routing_skew > 16)
+    reject("shape_only.routing_skew", std::to_string(sc.shape_only->routing_skew) + " outside [0, 16]");
+  for (std::size_t i = 0; i < sc.faults.size(); ++i)
+    if (sc.faults[i].is_nonfinite())
+      reject("faults[" + std::to_string(i) + "].kind",
+             "a nan or inf gradient needs values; a shape_only scenario holds none");
 }
 
 void validate_reshard(const std::string& path, const fsdp::ReshardAfterForward& raf, int group) {
@@ -361,6 +380,7 @@ void Scenario::validate() const {
   validate_meshes(*this);
   for (std::size_t i = 0; i < blocks.size(); ++i) validate_block(*this, blocks[i], i);
   for (std::size_t i = 0; i < faults.size(); ++i) validate_fault(*this, faults[i], "faults[" + std::to_string(i) + "]");
+  validate_shape_only(*this);
   validate_budget(*this);
   validate_placements(*this);
 }

@@ -32,6 +32,11 @@ struct ScenarioLimits {
   static constexpr int kMaxMicroBatches = 64;
   static constexpr int kMaxForwardsPerBackward = 16;
   static constexpr int64_t kMaxDim = 1 << 16;
+  static constexpr int64_t kMaxVocab = 1 << 20;   // real vocabularies (Qwen3: 151,936) for shape-only runs
+  static constexpr int64_t kMaxTokens = 1 << 20;  // local batch x sequence of a real recipe, shape-only
+  // A shape-only scenario holds no data, so its sizes are bounded by the arithmetic only (a 1 PiB
+  // model before sharding, 2^50 activation elements).
+  static constexpr int64_t kMaxShapeOnlyBytes = int64_t{1} << 50;
   static constexpr int64_t kMaxParameterBytes = int64_t{1} << 30;     // per rank, before sharding
   // tokens x max(dim, hidden x experts, tokens x heads)
   static constexpr int64_t kMaxActivationElements = int64_t{1} << 28;
@@ -167,10 +172,10 @@ struct Fields<Dims> {
     v("dim", d.dim, allow::Between{1, L::kMaxDim}, "the model width");
     v("hidden", d.hidden, allow::Between{1, L::kMaxDim}, "the experts' and MLPs' inner width");
     v("experts", d.experts, allow::Between{1, L::kMaxDim}, "");
-    v("tokens", d.tokens, allow::Between{1, L::kMaxDim}, "tokens per rank per step");
+    v("tokens", d.tokens, allow::Between{1, L::kMaxTokens}, "tokens per rank per step (over 65,536 only with `shape_only`)");
     v("heads", d.heads, allow::Between{1, L::kMaxDim}, "divides `dims.dim` when a block has attention");
     v("top_k", d.top_k, allow::Between{1, L::kMaxDim}, "at most `dims.experts` when a block is a routed MoE");
-    v("vocab", d.vocab, allow::Between{1, L::kMaxDim}, "rows of `embed`");
+    v("vocab", d.vocab, allow::Between{1, L::kMaxVocab}, "rows of `embed`");
     v("lora_rank", d.lora_rank, allow::Between{1, 1024}, "at most min(in, out) of every adapted linear");
     v("lora_alpha", d.lora_alpha, allow::Positive{}, "adapter scale alpha / rank");
   }
@@ -189,6 +194,26 @@ struct MixedPrecisionSpec {
 
 // The dtypes a scenario names: "float32", "bfloat16".
 const std::vector<std::string>& dtype_names();
+
+// A shape-only run: every tensor on LibTorch's meta device (shapes, dtypes and bytes, no data), so
+// the FSDP state machine, hooks, AC recompute, prefetch, collectives, the ledger and the timeline
+// run at a production model's real sizes on a laptop. What depends on values comes from a stated
+// assumption: the tokens each expert receives (hence the all-to-all splits and the experts'
+// activations) follow routing_skew. Properties that need values say SKIP.
+struct ShapeOnlySpec {
+  double routing_skew = 0.0;
+};
+
+template <>
+struct Fields<ShapeOnlySpec> {
+  static constexpr const char* what = "shape-only";
+  template <class R, class V>
+  static void visit(R& s, V& v) {
+    v("routing_skew", s.routing_skew, allow::NonNegative{},
+      "the tokens each expert receives: global expert `e` gets a share proportional to `1 / (e + 1)^routing_skew` of "
+      "every rank's `tokens x top_k` copies (`0`: balanced, every expert alike; `1`: Zipf)");
+  }
+};
 
 template <>
 struct Fields<MixedPrecisionSpec> {
@@ -266,6 +291,7 @@ struct Scenario {
   std::vector<BlockSpec> blocks;
   std::map<std::string, ShardSpec> fully_shard;  // module path ("" = root) -> options
   std::vector<FaultSpec> faults;                 // the fault plan (empty: no faults)
+  std::optional<ShapeOnlySpec> shape_only;       // absent: a run with data
 
   // Every module path of the model this scenario builds, pre-order.
   std::vector<std::string> module_paths() const;
@@ -340,6 +366,9 @@ struct Fields<Scenario> {
     v("blocks", s.blocks, allow::AtMost{L::kMaxBlocks, "blocks"}, "");
     v("fully_shard", s.fully_shard, allow::Any{}, "must contain the root `\"\"`");
     v("faults", s.faults, allow::AtMost{L::kMaxFaults, "faults"}, "the fault plan (below); written only when non-empty");
+    v("shape_only", s.shape_only, allow::Any{},
+      "run on LibTorch's meta device: real sizes, no data (below); the size budget is then the arithmetic's only, "
+      "properties that need values are skipped, and only the threads backend runs it");
   }
 };
 

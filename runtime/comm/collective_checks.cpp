@@ -44,8 +44,8 @@ std::string tensor_problem(const at::Tensor& t, const char* role) {
   const std::string r = role;
   if (!t.defined()) return r + " is undefined";
   if (t.layout() != at::kStrided) return r + " is not a strided (dense) tensor";
-  if (!t.device().is_cpu() && !t.device().is_cuda())
-    return r + " is on " + t.device().str() + ", ThreadWorld needs CPU or CUDA tensors";
+  if (!t.device().is_cpu() && !t.device().is_cuda() && !t.is_meta())
+    return r + " is on " + t.device().str() + ", ThreadWorld needs CPU, CUDA or (shape-only) meta tensors";
   if (!t.is_contiguous())
     return r + " is not contiguous (shape " + shape_str(t.sizes()) + ", strides " + shape_str(t.strides()) + ")";
   return "";
@@ -79,10 +79,14 @@ std::string shape_and_dtype(const at::Tensor& t) {
   return "shape=" + shape_str(t.sizes()) + ", " + dtype_name(t.scalar_type()) + on_device(t);
 }
 
-const char* byte_begin(const at::Tensor& t) { return static_cast<const char*>(t.data_ptr()); }
-const char* byte_end(const at::Tensor& t) { return byte_begin(t) + t.numel() * t.element_size(); }
+uintptr_t byte_begin(const at::Tensor& t) {
+  if (t.is_meta()) return static_cast<uintptr_t>(t.storage_offset() * t.element_size());
+  return reinterpret_cast<uintptr_t>(t.data_ptr());
+}
+uintptr_t byte_end(const at::Tensor& t) { return byte_begin(t) + static_cast<uintptr_t>(t.numel() * t.element_size()); }
 bool overlaps(const at::Tensor& a, const at::Tensor& b) {
   if (a.numel() == 0 || b.numel() == 0) return false;
+  if ((a.is_meta() || b.is_meta()) && !a.is_alias_of(b)) return false;  // no addresses: one storage or none
   return byte_begin(a) < byte_end(b) && byte_begin(b) < byte_end(a);
 }
 

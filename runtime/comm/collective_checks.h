@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <initializer_list>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -59,9 +60,13 @@ std::string shape_and_dtype(const at::Tensor& t);
 // integer avg does); Sum leaves it.
 void finish_reduction(at::Tensor& sum, ReduceOp op, int64_t n);
 
-const char* byte_begin(const at::Tensor& t);
-const char* byte_end(const at::Tensor& t);
+// Where a tensor's bytes lie: its address, or on the meta device (a shape-only run: no data) its
+// byte offset in its storage, so that overlap within one storage is still seen.
+uintptr_t byte_begin(const at::Tensor& t);
+uintptr_t byte_end(const at::Tensor& t);
 bool overlaps(const at::Tensor& a, const at::Tensor& b);
+// What peers read from: the tensor's data, or null for a meta tensor (nothing to move).
+inline const void* peer_input(const at::Tensor& t) { return t.is_meta() ? nullptr : t.data_ptr(); }
 
 // Resolves one side of all_to_all_single's split sizes (`given`, empty: equal) into rows per peer
 // of the `n` in the group; returns why it cannot, or "".

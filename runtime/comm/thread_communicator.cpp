@@ -1,6 +1,7 @@
 // ThreadWorld's collectives. Peers' buffers are wrapped with from_blob instead of viewed through
 // their at::Tensor, so no rank ever touches another rank's TensorImpl or autograd metadata (the
-// same contract as NCCL, which sees only device pointers).
+// same contract as NCCL, which sees only device pointers). On the meta device (a shape-only run)
+// the ranks meet, check and agree exactly as with data, and nothing moves.
 #include "runtime/comm/thread_communicator.h"
 
 #include "runtime/comm/collective_checks.h"
@@ -61,11 +62,11 @@ void ThreadCommunicator::all_gather_into_tensor(at::Tensor& output, const at::Te
     in_place = byte_begin(input) == byte_begin(output) + rank_ * input.numel() * input.element_size();
     if (!in_place) call.invalid = "input overlaps output other than exactly at this rank's chunk";
   }
-  call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
+  call.input = call.invalid.empty() ? peer_input(input) : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   const Computed computed = guarded([&] {
     const int64_t chunk = input.numel();
-    if (chunk == 0) return;
+    if (chunk == 0 || output.is_meta()) return;
     at::Tensor out = alias(output);
     for (int r = 0; r < n; ++r) {
       if (r == rank_ && in_place) continue;
@@ -84,9 +85,10 @@ void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Ten
     in_place = byte_begin(output) == byte_begin(input) + rank_ * output.numel() * output.element_size();
     if (!in_place) call.invalid = "output overlaps input other than exactly at this rank's chunk";
   }
-  call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
+  call.input = call.invalid.empty() ? peer_input(input) : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   const Computed computed = guarded([&] {
+    if (output.is_meta()) return;
     at::Tensor out = alias(output);
     // In place, our own chunk is still an input while we accumulate, so sum into scratch first.
     at::Tensor target = in_place ? at::empty({output.numel()}, output.options().requires_grad(false)) : out;
@@ -99,16 +101,17 @@ void ThreadCommunicator::reduce_scatter_tensor(at::Tensor& output, const at::Ten
 void ThreadCommunicator::all_reduce(at::Tensor& tensor, ReduceOp op) {
   const uint64_t seq = next_sequence();
   Call call = all_reduce_call(tensor, op);
-  call.input = call.invalid.empty() ? tensor.data_ptr() : nullptr;
+  call.input = call.invalid.empty() ? peer_input(tensor) : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   at::Tensor result;
   const Computed computed = guarded([&] {
+    if (tensor.is_meta()) return;
     result = at::empty({tensor.numel()}, tensor.options().requires_grad(false));
     reduce_into(result, round.calls, 0, tensor.scalar_type(), op);
   });
   complete(seq, round, computed);
   // Only now may we overwrite our tensor: finish() guarantees no peer is still reading it.
-  if (tensor.numel() > 0) alias(tensor).copy_(result);
+  if (tensor.numel() > 0 && !tensor.is_meta()) alias(tensor).copy_(result);
 }
 
 void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor& input,
@@ -118,10 +121,11 @@ void ThreadCommunicator::all_to_all_single(at::Tensor& output, const at::Tensor&
   const int n = size();
   Call call = all_to_all_call(output, input, output_split_sizes, input_split_sizes, n);
   if (call.invalid.empty() && overlaps(input, output)) call.invalid = "input and output overlap";
-  call.input = call.invalid.empty() ? input.data_ptr() : nullptr;
+  call.input = call.invalid.empty() ? peer_input(input) : nullptr;
   const std::vector<int64_t> recv_rows = call.recv_rows;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   const Computed computed = guarded([&] {
+    if (output.is_meta()) return;
     const int64_t row = c10::multiply_integers(input.sizes().slice(1));
     at::Tensor out = alias(output);
     int64_t out_row = 0;
@@ -142,10 +146,10 @@ void ThreadCommunicator::broadcast(at::Tensor& tensor, int root) {
   const uint64_t seq = next_sequence();
   const int n = size();
   Call call = broadcast_call(tensor, root, n);
-  call.input = call.invalid.empty() ? tensor.data_ptr() : nullptr;
+  call.input = call.invalid.empty() ? peer_input(tensor) : nullptr;
   Round& round = group_->arrive(rank_, seq, std::move(call));
   const Computed computed = guarded([&] {
-    if (rank_ != root && tensor.numel() > 0)
+    if (rank_ != root && tensor.numel() > 0 && !tensor.is_meta())
       alias(tensor).copy_(alias(round.calls[root].input, 0, tensor.numel(), tensor.scalar_type(), tensor.device()));
   });
   complete(seq, round, computed);

@@ -102,7 +102,36 @@ class CountingAllocator final : public c10::Allocator {
   SHARDFUZZ_ALLOCATOR_COPY_DATA
 };
 
-std::once_flag g_install_once;
+// The shape-only device: LibTorch's meta tensors hold no data, but every one still asks the meta
+// allocator for its bytes. Counting them on the rank's counter gives a shape-only run the same
+// probe a CPU run has, in the bytes the real run would take. The context carries the count; the
+// data pointer stays null, as upstream's meta allocator leaves it.
+struct MetaAllocation {
+  int64_t bytes;
+  Counter* counter;
+};
+
+void free_meta_allocation(void* context) {
+  auto* a = static_cast<MetaAllocation*>(context);
+  a->counter->current.fetch_sub(a->bytes, std::memory_order_relaxed);
+  delete a;
+}
+
+class CountingMetaAllocator final : public c10::Allocator {
+ public:
+  at::DataPtr allocate(std::size_t n) SHARDFUZZ_ALLOCATE_CONST override {
+    const int rank = t_rank >= -1 && t_rank < kMaxTrackedRanks ? t_rank : -1;
+    Counter& c = g_counters[static_cast<std::size_t>(rank + 1)];
+    if (c.armed.load(std::memory_order_relaxed)) maybe_fail(c, rank, n);
+    add(c, static_cast<int64_t>(n));
+    return {nullptr, new MetaAllocation{static_cast<int64_t>(n), &c}, &free_meta_allocation,
+            c10::Device(c10::DeviceType::Meta)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  SHARDFUZZ_ALLOCATOR_COPY_DATA
+};
+
+std::once_flag g_install_once, g_install_meta_once;
 std::atomic<bool> g_installed{false};
 
 }  // namespace
@@ -116,6 +145,13 @@ void install_counting_allocator() {
 }
 
 bool counting_allocator_installed() { return g_installed.load(); }
+
+void install_counting_meta_allocator() {
+  std::call_once(g_install_meta_once, [] {
+    static CountingMetaAllocator allocator;
+    c10::SetAllocator(c10::DeviceType::Meta, &allocator, /*priority=*/100);
+  });
+}
 
 RankBytes allocated_bytes(int rank) {
   Counter& c = counter_for(rank);

@@ -1,4 +1,4 @@
-// The allocator probe: replaces LibTorch's CPU allocator once per process and counts current and peak
+// The allocator probe: replaces LibTorch's CPU (and meta) allocator once per process and counts current and peak
 // bytes per rank, attributing each allocation to the rank whose thread made it (and each free to
 // the rank that allocated, whichever thread frees it).
 #pragma once
@@ -19,6 +19,9 @@ struct RankBytes {
 // Installs the counting allocator as LibTorch's CPU allocator (idempotent, thread-safe).
 void install_counting_allocator();
 bool counting_allocator_installed();
+// Installs the same counting as LibTorch's meta allocator (shape-only runs: tensors with shapes and
+// no data); a meta tensor's bytes count on the rank that made it, as a CPU tensor's do.
+void install_counting_meta_allocator();
 
 // rank -1 is "allocated outside any rank thread".
 RankBytes allocated_bytes(int rank);

@@ -9,7 +9,13 @@ namespace shardfuzz::memory {
 
 Probe Probe::cpu() {
   install_counting_allocator();
-  return Probe(-1);
+  return Probe(kCpu);
+}
+
+Probe Probe::meta() {
+  install_counting_allocator();  // what a shape-only run still keeps on the host counts alike
+  install_counting_meta_allocator();
+  return Probe(kMeta);
 }
 
 Probe Probe::cuda(int device, bool warm) {
@@ -27,6 +33,7 @@ Probe Probe::cuda(int device, bool warm) {
 
 Probe Probe::named(const std::string& name, const std::string& field, bool warm) {
   if (name == "cpu") return cpu();
+  if (name == "meta") return meta();
   try {
     if (name == "cuda") return cuda(0, warm);
   } catch (const std::invalid_argument& e) {
@@ -42,15 +49,19 @@ Probe Probe::named(const std::string& name, const std::string& field, bool warm)
       }
     }
   }
-  throw std::invalid_argument(field + ": '" + name + "' is not a device (cpu, cuda or cuda:N)");
+  throw std::invalid_argument(field + ": '" + name + "' is not a device (cpu, meta, cuda or cuda:N)");
 }
 
 c10::Device Probe::device() const {
+  if (shape_only()) return c10::Device(c10::DeviceType::Meta);
   return on_device() ? c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(device_))
                      : c10::Device(c10::DeviceType::CPU);
 }
 
-std::string Probe::name() const { return on_device() ? "cuda:" + std::to_string(device_) : "cpu"; }
+std::string Probe::name() const {
+  if (shape_only()) return "meta";
+  return on_device() ? "cuda:" + std::to_string(device_) : "cpu";
+}
 
 RankBytes Probe::bytes(int rank) const {
   if (!on_device()) return allocated_bytes(rank);

@@ -1,5 +1,7 @@
 // The memory probe a rank reads its bytes from: LibTorch's CPU allocator, replaced by the counting
-// allocator (per rank, by the allocating thread), or the CUDA caching allocator of one device
+// allocator (per rank, by the allocating thread); the meta device of a shape-only run (tensors
+// without data, counted by the same allocator at the bytes they would take); or the CUDA caching
+// allocator of one device
 // (device-wide, so it is the rank's own only when the rank is the only one on the device: world
 // size 1 in a process, or one process per rank).
 #pragma once
@@ -22,13 +24,16 @@ class Probe {
   // (warm_up_device), so that no baseline counts it; false only checks (a launcher that must not
   // create a CUDA context itself).
   static Probe cuda(int device = 0, bool warm = true);
-  // "cpu" or "cuda" / "cuda:N" (std::invalid_argument naming `field` otherwise).
+  // Shape-only: tensors on LibTorch's meta device, their bytes counted per rank as on the CPU.
+  static Probe meta();
+  // "cpu", "meta" or "cuda" / "cuda:N" (std::invalid_argument naming `field` otherwise).
   static Probe named(const std::string& name, const std::string& field = "device", bool warm = true);
 
   bool on_device() const { return device_ >= 0; }
+  bool shape_only() const { return device_ == kMeta; }
   // Where a rank's tensors live under this probe (kCPU, or the CUDA device).
   c10::Device device() const;
-  std::string name() const;  // "cpu", "cuda:0"
+  std::string name() const;  // "cpu", "meta", "cuda:0"
 
   RankBytes bytes(int rank) const;  // allocated bytes, current and peak
   int64_t reserved_bytes() const;   // what the caching allocator holds from the driver (0 on CPU)
@@ -41,8 +46,9 @@ class Probe {
   nlohmann::json snapshot() const;
 
  private:
+  static constexpr int kCpu = -1, kMeta = -2;
   explicit Probe(int device) : device_(device) {}
-  int device_ = -1;  // -1: the CPU allocator
+  int device_ = kCpu;  // kCpu, kMeta, or the CUDA device's index
 };
 
 }  // namespace shardfuzz::memory

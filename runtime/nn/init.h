@@ -13,12 +13,14 @@ namespace shardfuzz::nn {
 
 class Init {
  public:
-  explicit Init(uint64_t seed);
+  // shape_only: tensors on the meta device (sizes, no draws), for a shape-only run.
+  explicit Init(uint64_t seed, bool shape_only = false);
   at::Tensor normal(const std::vector<int64_t>& sizes, double std);
   at::Tensor zeros(const std::vector<int64_t>& sizes);
 
  private:
   at::Generator gen_;
+  bool shape_only_ = false;
 };
 
 }  // namespace shardfuzz::nn

@@ -21,7 +21,7 @@ Model::Model(const ModelConfig& config) : Module("Model"), config_(config) {
   if (config.blocks < 0) throw std::invalid_argument("model.blocks: negative (" + std::to_string(config.blocks) + ")");
   if (config.dim < 1 || config.hidden < 1 || config.experts < 1)
     throw std::invalid_argument("model: dim, hidden and experts must be >= 1");
-  Init init(config.seed);
+  Init init(config.seed, config.shape_only);
   if (config.vocab > 0) embed_ = register_module("embed", std::make_shared<Embedding>(config.vocab, config.dim, init));
   layers_ = register_module("layers", std::make_shared<Sequential>());
   std::vector<BlockConfig> kinds = config.layers;

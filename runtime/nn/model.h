@@ -25,6 +25,7 @@ struct ModelConfig {
   int64_t vocab = 0;                // > 0: a token embedding "embed" first (inputs are token ids)
   bool final_norm = false;          // an RMSNorm "norm" before "out"
   std::shared_ptr<comm::Communicator> ep;  // expert-parallel group of routed MoE blocks, or null
+  bool shape_only = false;  // parameters on the meta device: real sizes, no values (Init)
 };
 
 // Runs its children in order.

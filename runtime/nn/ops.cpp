@@ -4,6 +4,7 @@
 #include "runtime/autograd/lambda_node.h"
 #include "runtime/autograd/op_support.h"
 #include "runtime/autograd/saved_tensor.h"
+#include "runtime/nn/shape_only.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -108,7 +109,8 @@ at::Tensor to_dtype(const at::Tensor& x, c10::ScalarType dtype) {
 }
 
 at::Tensor relu(const at::Tensor& x) {
-  at::Tensor out = no_grad([&] { return at::relu(x); });
+  // relu is clamp_min(0) in ATen; 1.13 has the latter (structured) on the meta device only.
+  at::Tensor out = no_grad([&] { return shape_only::has_values(x) ? at::relu(x) : at::clamp_min(x, 0); });
   SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
   return record_op("ReluBackward", {x}, out, [so](const at::Tensor& g) -> tensor_list {
     return {g * (so.unpack() > 0).to(g.scalar_type())};
@@ -223,7 +225,7 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& ids) {
   if (ids.scalar_type() != at::kLong)
     throw std::invalid_argument(std::string("ops::embedding: ids must be int64, got ") + c10::toString(ids.scalar_type()));
   const int64_t vocab = weight.size(0);
-  if (ids.numel() > 0) {
+  if (ids.numel() > 0 && shape_only::has_values(ids)) {
     const int64_t lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
     if (lo < 0 || hi >= vocab)
       throw std::invalid_argument("ops::embedding: id " + std::to_string(lo < 0 ? lo : hi) + " out of range for vocab " +
@@ -231,12 +233,13 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& ids) {
   }
   std::vector<int64_t> out_sizes = ids.sizes().vec();
   out_sizes.push_back(weight.size(1));
-  at::Tensor out = no_grad([&] { return as_fresh_alias(weight.index_select(0, ids.reshape({-1})).view(out_sizes)); });
+  at::Tensor out =
+      no_grad([&] { return as_fresh_alias(shape_only::select_rows(weight, ids.reshape({-1})).view(out_sizes)); });
   SavedTensor si = wants(weight) ? SavedTensor::save(ids) : SavedTensor();
   return record_op("EmbeddingBackward", {weight}, out,
                    [si, ws = weight.sizes().vec()](const at::Tensor& g) -> tensor_list {
                      at::Tensor flat = g.reshape({-1, ws[1]});
-                     return {at::zeros(ws, g.options()).index_add_(0, si.unpack().reshape({-1}), flat)};
+                     return {shape_only::rows_added_to_zeros(ws, si.unpack().reshape({-1}), flat)};
                    });
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/comm/rank_context.h"
 #include "runtime/nn/ops.h"
 #include "runtime/nn/routing_ops.h"
+#include "runtime/nn/shape_only.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -114,7 +115,8 @@ at::Tensor RoutedMoE::forward(const at::Tensor& x) {
   // Scores: softmax over all experts, then the top-k probabilities as they are (torchtitan's
   // default route_norm=False: no renormalisation over the k chosen).
   at::Tensor probs = ops::softmax((*router_)(x), 1);  // [T, E]
-  at::Tensor chosen, order, token_of, counts;
+  at::Tensor chosen, order, token_of;
+  std::vector<int64_t> counts;
   {
     torch::autograd::AutoGradMode off(false);
     chosen = std::get<1>(at::topk(probs.detach(), k, /*dim=*/1, /*largest=*/true, /*sorted=*/true));  // [T, k]
@@ -123,7 +125,9 @@ at::Tensor RoutedMoE::forward(const at::Tensor& x) {
     // the stable sort keeps tokens in order within an expert, as upstream's permutation does.
     order = std::get<1>(at::sort(flat, /*stable=*/true, /*dim=*/0, /*descending=*/false));
     token_of = at::div(order, k, "floor");
-    counts = at::zeros({E}, flat.options()).index_add_(0, flat, at::ones({T * k}, flat.options()));
+    counts = shape_only::has_values(flat)
+                 ? to_vector(at::zeros({E}, flat.options()).index_add_(0, flat, at::ones({T * k}, flat.options())))
+                 : assumption_.counts(T * k, E);
   }
   at::Tensor weights = routing::index_rows(ops::reshape(routing::topk_weights(probs, chosen), {T * k}), order);
   at::Tensor routed = routing::index_rows(x, token_of);  // [T*k, D], grouped by global expert
@@ -135,16 +139,25 @@ at::Tensor RoutedMoE::forward(const at::Tensor& x) {
   return routing::index_add_rows(at::zeros({T, dim_}, x.options()), token_of, weighted);
 }
 
-at::Tensor RoutedMoE::run_experts(const at::Tensor& routed, const at::Tensor& counts) {
+at::Tensor RoutedMoE::run_experts(const at::Tensor& routed, const std::vector<int64_t>& counts) {
   if (!ep_ || ep_->size() == 1) {
-    experts_->set_tokens_per_expert(to_vector(counts));
+    experts_->set_tokens_per_expert(counts);
     return (*experts_)(routed);
   }
   const int n = ep_->size();
   const int64_t local = experts_->num_local_experts();
-  // recv[i * local + e]: rows rank i sends to this rank's local expert e.
-  const std::vector<int64_t> send = to_vector(counts);
-  const std::vector<int64_t> recv = to_vector(routing::exchange_counts(counts, ep_));
+  // recv[i * local + e]: rows rank i sends to this rank's local expert e. Without values every
+  // rank routes by the same assumption, so rank i sends what this rank would to the same expert;
+  // the counts exchange still runs, by shape, so the collectives are those of a run with data.
+  const std::vector<int64_t>& send = counts;
+  const at::Tensor exchanged = routing::exchange_counts(to_index(send, routed.device()), ep_);
+  std::vector<int64_t> recv(send.size());
+  if (shape_only::has_values(exchanged))
+    recv = to_vector(exchanged);
+  else
+    for (int i = 0; i < n; ++i)
+      for (int64_t e = 0; e < local; ++e)
+        recv[static_cast<std::size_t>(i * local + e)] = send[static_cast<std::size_t>(ep_->rank() * local + e)];
   std::vector<int64_t> send_splits(n, 0), recv_splits(n, 0), per_expert(static_cast<std::size_t>(local), 0);
   for (int i = 0; i < n; ++i)
     for (int64_t e = 0; e < local; ++e) {
@@ -157,6 +170,12 @@ at::Tensor RoutedMoE::run_experts(const at::Tensor& routed, const at::Tensor& co
 
   // Regroup by local expert (source order kept within an expert); inverse undoes it afterwards.
   const int64_t rows = received.size(0);
+  if (!shape_only::has_values(received)) {  // the two permutations by shape: no values to order
+    const auto permutation = [&] { return at::empty({rows}, at::TensorOptions().dtype(at::kLong).device(received.device())); };
+    experts_->set_tokens_per_expert(per_expert);
+    at::Tensor out = (*experts_)(routing::index_rows(received, permutation()));
+    return routing::all_to_all(routing::index_rows(out, permutation()), ep_, send_splits, recv_splits);
+  }
   std::vector<int64_t> regroup, inverse(static_cast<std::size_t>(rows));
   regroup.reserve(static_cast<std::size_t>(rows));
   std::vector<int64_t> start(static_cast<std::size_t>(n * local));

@@ -9,6 +9,7 @@
 #include "runtime/nn/init.h"
 #include "runtime/nn/linear.h"
 #include "runtime/nn/module.h"
+#include "runtime/nn/routing_assumption.h"
 
 #include <cstdint>
 #include <memory>
@@ -65,12 +66,18 @@ class RoutedMoE final : public Module {
   RoutedExperts& experts() { return *experts_; }
   int64_t top_k() const { return top_k_; }
   int ep_size() const { return ep_ ? ep_->size() : 1; }
+  // On the meta device (a shape-only run) the per-expert counts come from this assumption, every
+  // EP rank's alike; with values they come from the router, and it is not used.
+  void set_routing_assumption(RoutingAssumption a) { assumption_ = a; }
+  const RoutingAssumption& routing_assumption() const { return assumption_; }
   const std::shared_ptr<comm::Communicator>& ep() const { return ep_; }
 
  private:
-  at::Tensor run_experts(const at::Tensor& routed, const at::Tensor& counts);
+  // `counts`: copies this rank routes to each global expert.
+  at::Tensor run_experts(const at::Tensor& routed, const std::vector<int64_t>& counts);
 
   int64_t dim_, num_experts_, top_k_;
+  RoutingAssumption assumption_;
   std::shared_ptr<comm::Communicator> ep_;
   std::shared_ptr<RoutedExperts> experts_;
   std::shared_ptr<Linear> router_;

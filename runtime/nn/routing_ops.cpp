@@ -5,6 +5,7 @@
 #include "runtime/autograd/lambda_node.h"
 #include "runtime/autograd/op_support.h"
 #include "runtime/autograd/saved_tensor.h"
+#include "runtime/nn/shape_only.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -43,7 +44,7 @@ std::string where(const comm::Communicator& c) {
 void check_index(const char* op, const at::Tensor& index, int64_t rows) {
   if (!index.defined() || index.scalar_type() != at::kLong || index.dim() != 1)
     throw std::invalid_argument(std::string(op) + ": index must be a 1-D int64 tensor");
-  if (index.numel() > 0) {
+  if (index.numel() > 0 && shape_only::has_values(index)) {
     const int64_t lo = index.min().item<int64_t>(), hi = index.max().item<int64_t>();
     if (lo < 0 || hi >= rows)
       throw std::invalid_argument(std::string(op) + ": index values [" + std::to_string(lo) + ", " +
@@ -62,10 +63,10 @@ std::vector<int64_t> with_rows(const at::Tensor& x, int64_t rows) {
 at::Tensor index_rows(const at::Tensor& x, const at::Tensor& index) {
   if (x.dim() < 1) throw std::invalid_argument("index_rows: x must have at least one dimension");
   check_index("index_rows", index, x.size(0));
-  at::Tensor out = no_grad([&] { return x.index_select(0, index); });
+  at::Tensor out = no_grad([&] { return shape_only::select_rows(x, index); });
   SavedTensor si = wants(x) ? SavedTensor::save(index) : SavedTensor();
   return record_op("IndexRowsBackward", {x}, out, [si, xs = x.sizes().vec()](const at::Tensor& g) -> tensor_list {
-    return {at::zeros(xs, g.options()).index_add_(0, si.unpack(), g)};
+    return {shape_only::rows_added_to_zeros(xs, si.unpack(), g)};
   });
 }
 
@@ -76,11 +77,11 @@ at::Tensor index_add_rows(const at::Tensor& base, const at::Tensor& index, const
                                 std::to_string(index.numel()) + " and src " + show(src.sizes().vec()) +
                                 " do not fit (src needs one row per index, rows shaped like base's)");
   check_index("index_add_rows", index, base.size(0));
-  at::Tensor out = no_grad([&] { return base.index_add(0, index, src); });
+  at::Tensor out = no_grad([&] { return shape_only::rows_added(base, index, src); });
   SavedTensor si = wants(src) ? SavedTensor::save(index) : SavedTensor();
   return record_op("IndexAddRowsBackward", {base, src}, out,
                    [si, gb = wants(base), gs = wants(src)](const at::Tensor& g) -> tensor_list {
-                     return {gb ? g : at::Tensor(), gs ? g.index_select(0, si.unpack()) : at::Tensor()};
+                     return {gb ? g : at::Tensor(), gs ? shape_only::select_rows(g, si.unpack()) : at::Tensor()};
                    });
 }
 
@@ -88,10 +89,10 @@ at::Tensor topk_weights(const at::Tensor& probs, const at::Tensor& index) {
   if (probs.dim() != 2 || index.dim() != 2 || index.size(0) != probs.size(0) || index.scalar_type() != at::kLong)
     throw std::invalid_argument("topk_weights: probs " + show(probs.sizes().vec()) + " and index " +
                                 show(index.sizes().vec()) + " must be [T, E] and int64 [T, k]");
-  at::Tensor out = no_grad([&] { return probs.gather(1, index); });
+  at::Tensor out = no_grad([&] { return shape_only::gather_columns(probs, index); });
   SavedTensor si = wants(probs) ? SavedTensor::save(index) : SavedTensor();
   return record_op("TopkWeightsBackward", {probs}, out, [si, ps = probs.sizes().vec()](const at::Tensor& g) -> tensor_list {
-    return {at::zeros(ps, g.options()).scatter_add_(1, si.unpack(), g)};
+    return {shape_only::columns_added_to_zeros(ps, si.unpack(), g)};
   });
 }
 

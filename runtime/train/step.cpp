@@ -9,6 +9,8 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <limits>
+
 namespace shardfuzz::train {
 namespace {
 
@@ -36,7 +38,8 @@ double train_step(nn::Module& model, const StepPlan& plan, const BatchFn& batch,
       loss = loss.defined() ? nn::ops::add(loss, l) : l;
     }
     runtime.record("forward_end", "", {{"micro_batch", m}}, "train");
-    total += loss.item<double>();
+    // A shape-only run's loss has no value: NaN says so (its properties skip what needs values).
+    total += loss.is_meta() ? std::numeric_limits<double>::quiet_NaN() : loss.item<double>();
     if (plan.micro_batches > 1) {
       set_is_last_backward(model, m + 1 == plan.micro_batches);
       loss = nn::ops::scale(loss, 1.0 / plan.micro_batches);

@@ -1,5 +1,6 @@
-// The projection of an imported model: its schedule (a real run at small widths) priced with the
-// plan's bytes. Qwen3-235B-A22B's shape at 8 layers, 16 ranks, EP 8, full AC (the report's recipe).
+// The projection of an imported model: its schedule (a shape-only run at the real widths, or a run
+// with data at small widths: both give the same schedule) priced with the plan's bytes.
+// Qwen3-235B-A22B's shape at 8 layers, 16 ranks, EP 8, full AC (the report's recipe).
 #include "harness/backends/threads/threads_backend.h"
 #include "harness/import/hf_config.h"
 #include "harness/import/projection.h"
@@ -17,7 +18,7 @@ struct Projected {
   Projection projection;
 };
 
-Projected projected(const std::string& profile, int64_t device_memory = 0) {
+Projected projected(const std::string& profile, int64_t device_memory = 0, Widths widths = Widths::Real) {
   ModelShape m = read_hf_config(SHARDFUZZ_SOURCE_DIR "/tests/data/hf/qwen3-235b-a22b.json");
   m.layers = 8;
   m.layer_is_moe.resize(8);
@@ -25,7 +26,8 @@ Projected projected(const std::string& profile, int64_t device_memory = 0) {
   r.world = 16;
   r.ep = 8;
   Projected p{plan_fsdp(m, r), {}};
-  const ImportedScenario imported = imported_scenario(m, r, p.plan, profile);
+  const ImportedScenario imported = imported_scenario(m, r, p.plan, profile, widths);
+  EXPECT_EQ(imported.scenario.shape_only.has_value(), widths == Widths::Real) << imported.execution;
   const RunRecord run = run_threads(imported.scenario);
   EXPECT_TRUE(run.ok()) << run.error;
   p.projection = project(run, imported, p.plan, m, r, device_memory);
@@ -51,6 +53,27 @@ TEST(Projection, UnderTorch29EachLayerLeavesOneExpertsAllGatherStale) {
   EXPECT_EQ(rows[0].stale, 0);
   for (std::size_t i = 1; i + 1 < rows.size(); ++i) EXPECT_EQ(rows[i].stale - rows[i - 1].stale, experts) << rows[i].group;
   EXPECT_EQ(p.projection.layers.size(), 16u * 8u);  // every rank's
+  // The run at small widths schedules alike, so it prices alike; only the real widths measure.
+  const Projected small = projected("torch-2.9", 0, Widths::Small);
+  const auto small_rows = rank0(small.projection);
+  ASSERT_EQ(small_rows.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(small_rows[i].group, rows[i].group);
+    EXPECT_EQ(small_rows[i].stale, rows[i].stale) << rows[i].group;
+    EXPECT_EQ(small_rows[i].pending, rows[i].pending) << rows[i].group;
+    EXPECT_EQ(small_rows[i].measured, -1);
+    EXPECT_GT(rows[i].measured, 0) << rows[i].group;
+  }
+  // The shape-only run measures, in its own blocks' bytes, what each layer's backward adds: one
+  // more stale experts all-gather (16 local experts x two [4096, 1536] matrices, bfloat16, whole),
+  // the layer's sharded float32 gradients (the experts' over their 2 shards; the block's attention
+  // Linear(4096, 4096) with bias and router Linear(4096, 128) over 16), less the [4096, 4096]
+  // bfloat16 input full AC kept for it. Exactly.
+  const int64_t experts_params = 16LL * 2 * 4096 * 1536, block_params = 4096LL * 4096 + 4096 + 4096LL * 128;
+  const int64_t stale = experts_params * 2, grads = experts_params / 2 * 4 + block_params / 16 * 4, kept_input = 4096LL * 4096 * 2;
+  for (std::size_t i = 2; i + 1 < rows.size(); ++i)
+    EXPECT_EQ(rows[i].measured - rows[i - 1].measured, stale + grads - kept_input)
+        << rows[i].group;
 }
 
 TEST(Projection, UnderTorch211AndStrictItStaysFlat) {
@@ -93,9 +116,10 @@ TEST(Projection, TheBaselineAndTheOutOfMemoryLayer) {
   EXPECT_NE(html.find("<tr class=\"oom\"><td>" + rows[3].group + "</td>"), std::string::npos);
 }
 
-// A dense Llama-3-70B-shaped model at world 64 (8 of its 80 layers, 64 rank threads): after each
-// block's backward exactly the next block's all-gather is pending, the hand arithmetic's
-// 855,654,400 parameters in bfloat16; after block 0 the embedding's.
+// A dense Llama-3-70B-shaped model at world 64 (8 of its 80 layers, 64 rank threads), shape-only
+// at its real widths: after each block's backward exactly the next block's all-gather is pending,
+// the hand arithmetic's 855,654,400 parameters in bfloat16; after block 0 the embedding's. The
+// run's own all-gathers are its blocks' (one Linear for attention, a two-matrix MLP), exactly.
 TEST(Projection, DenseLlamaAtWorld64PendsExactlyTheNextBlock) {
   ModelShape m = read_hf_config(SHARDFUZZ_SOURCE_DIR "/tests/data/hf/llama-3-70b.json");
   m.layers = 8;
@@ -103,11 +127,18 @@ TEST(Projection, DenseLlamaAtWorld64PendsExactlyTheNextBlock) {
   Recipe r;
   r.world = 64;
   const FsdpPlan plan = plan_fsdp(m, r);
-  const ImportedScenario imported = imported_scenario(m, r, plan, "torch-2.11");
+  const ImportedScenario imported = imported_scenario(m, r, plan, "torch-2.11", Widths::Real);
+  ASSERT_TRUE(imported.scenario.shape_only.has_value()) << imported.execution;
+  EXPECT_NE(imported.execution.find("shape-only"), std::string::npos) << imported.execution;
   const RunRecord run = run_threads(imported.scenario);
   ASSERT_TRUE(run.ok()) << run.error;
+  EXPECT_EQ(run.device, "meta");
   const Projection p = project(run, imported, plan, m, r);
   EXPECT_EQ(p.layers.size(), 64u * 8u);
+  const int64_t run_block = (8192LL * 8192 + 8192) + (8192LL * 28672 + 28672) + (28672LL * 8192 + 8192);
+  for (const auto& e : run.ranks[0].timeline)
+    for (const auto& [group, bytes] : e.pending_all_gather_bytes)
+      if (group.rfind("layers.", 0) == 0) EXPECT_EQ(bytes, 2 * run_block) << e.event << " " << e.group << ": " << group;
   for (const auto& row : rank0(p)) {
     const int64_t expected = row.group == "layers.0" ? 128256LL * 8192 * 2 : 855'654'400LL * 2;
     EXPECT_EQ(row.pending + row.unsharded, expected) << row.group;

@@ -38,6 +38,7 @@ Candidates no_mixed_precision(const Scenario& sc);
 Candidates float32_model(const Scenario& sc);
 // features.cpp
 Candidates plainer_model(const Scenario& sc);
+Candidates with_data(const Scenario& sc);
 Candidates ac_off(const Scenario& sc);
 Candidates reentrant_to_non_reentrant(const Scenario& sc);
 Candidates drop_a_lora_adapter(const Scenario& sc);

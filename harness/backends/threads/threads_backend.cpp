@@ -46,7 +46,8 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   memory::install_counting_allocator();
   comm::ThreadWorld world({sc.world_size, options.deadline});
   RunRecord run;
-  run.device = options.device;
+  run.device = probe.name();
+  if (probe.shape_only()) run.observed.values = run.observed.shard_values = false;
   run.deadline_ms = static_cast<int>(options.deadline.count());
   run.ranks.resize(static_cast<std::size_t>(sc.world_size));
   run.recovery = options.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
