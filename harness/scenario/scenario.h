@@ -367,7 +367,7 @@ struct Fields<Scenario> {
     v("fully_shard", s.fully_shard, allow::Any{}, "must contain the root `\"\"`");
     v("faults", s.faults, allow::AtMost{L::kMaxFaults, "faults"}, "the fault plan (below); written only when non-empty");
     v("shape_only", s.shape_only, allow::Any{},
-      "run on LibTorch's meta device: real sizes, no data (below); the size budget is then the arithmetic's only, "
+      "run on LibTorch's meta device: real sizes, no data (docs/runtime.md, \"Shape-only runs\"); the size budget is then the arithmetic's only, "
       "properties that need values are skipped, and only the threads backend runs it");
   }
 };

@@ -5,6 +5,7 @@
 #include "fault_test_support.h"
 #include "harness/backends/process/process_backend.h"
 #include "harness/backends/threads/threads_backend.h"
+#include "harness/backends/torch/repro_script.h"
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
 #include "harness/scenario/scenario_json.h"
@@ -136,7 +137,13 @@ TEST(ShapeOnly, RealSizesBeyondTheDataBudgetRunAndTheAllGathersAreExact) {
   EXPECT_GT(run.ranks[0].training_peak_bytes, 2 * block) << "the probe counts meta bytes as real ones";
 }
 
-TEST(ShapeOnly, NanFaultsAndRankProcessesAreRefusedNamingTheField) {
+TEST(ShapeOnly, NanFaultsRankProcessesAndTorchAreRefusedNamingTheField) {
+  try {
+    torch_repro_script(shape_only(testing_support::small(2)));
+    FAIL() << "a shape-only scenario was exported to torch";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("shape_only:", 0), 0u) << e.what();
+  }
   Scenario sc = shape_only(testing_support::small(2));
   FaultSpec f;
   f.rank = 0;

@@ -119,6 +119,9 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
   sc.validate();
   if (!sc.faults.empty())
     throw std::invalid_argument("faults: the torch export does not inject faults (the threads backend does)");
+  if (sc.shape_only)
+    throw std::invalid_argument("shape_only: the scenario holds sizes and no data, which torch would have to allocate "
+                                "for real; shrink it first (its reproducer runs with data once its sizes fit one)");
   std::ostringstream py;
   write_docstring(py, sc, note);
   py << "\"\"\"\n" << kReproPreludeText << "\n\n# --- this scenario ---------------------------------------------------------------------\n"
