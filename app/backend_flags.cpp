@@ -17,7 +17,8 @@ void add_backend_flags(CLI::App* cmd, BackendFlags& f) {
       ->capture_default_str();
   cmd->add_option("--device", f.device,
                   "threads, process: where rank tensors live: cpu, cuda or cuda:N (threads: world size 1 only on "
-                  "a GPU; process: every rank on GPU LOCAL_RANK mod the GPU count); nccl is always cuda")
+                  "a GPU; process: every rank on GPU LOCAL_RANK mod the GPU count); nccl is always cuda; threads: "
+                  "meta runs shape-only (sizes and bytes, no values; a scenario's shape_only always does)")
       ->capture_default_str();
   cmd->add_option("--nproc", f.nproc,
                   "process, nccl: rank processes per world (0: each scenario's world size; fuzz generates "
