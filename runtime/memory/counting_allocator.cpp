@@ -85,12 +85,18 @@ void maybe_fail(Counter& c, int rank, std::size_t n) {
   }
 }
 
+// The allocating thread's rank counter, after its planned failure if this allocation is one.
+Counter& counter_of_this_allocation(std::size_t n) {
+  const int rank = t_rank >= -1 && t_rank < kMaxTrackedRanks ? t_rank : -1;
+  Counter& c = g_counters[static_cast<std::size_t>(rank + 1)];
+  if (c.armed.load(std::memory_order_relaxed)) maybe_fail(c, rank, n);
+  return c;
+}
+
 class CountingAllocator final : public c10::Allocator {
  public:
   at::DataPtr allocate(std::size_t n) SHARDFUZZ_ALLOCATE_CONST override {
-    const int rank = t_rank >= -1 && t_rank < kMaxTrackedRanks ? t_rank : -1;
-    Counter& c = g_counters[static_cast<std::size_t>(rank + 1)];
-    if (c.armed.load(std::memory_order_relaxed)) maybe_fail(c, rank, n);
+    Counter& c = counter_of_this_allocation(n);
     void* base = nullptr;
     if (posix_memalign(&base, alignof(Header), sizeof(Header) + n) != 0 || !base) throw std::bad_alloc();
     add(c, static_cast<int64_t>(n));
@@ -120,9 +126,7 @@ void free_meta_allocation(void* context) {
 class CountingMetaAllocator final : public c10::Allocator {
  public:
   at::DataPtr allocate(std::size_t n) SHARDFUZZ_ALLOCATE_CONST override {
-    const int rank = t_rank >= -1 && t_rank < kMaxTrackedRanks ? t_rank : -1;
-    Counter& c = g_counters[static_cast<std::size_t>(rank + 1)];
-    if (c.armed.load(std::memory_order_relaxed)) maybe_fail(c, rank, n);
+    Counter& c = counter_of_this_allocation(n);
     add(c, static_cast<int64_t>(n));
     return {nullptr, new MetaAllocation{static_cast<int64_t>(n), &c}, &free_meta_allocation,
             c10::Device(c10::DeviceType::Meta)};
