@@ -35,7 +35,7 @@ Baseline baseline_of(const FsdpPlan& plan, const ModelShape& m, const Recipe& r)
   b.recompute = layer_activations(m, tokens, act_bytes);
   b.kept_per_layer = r.ac == "full" ? tokens * m.hidden * act_bytes : r.ac == "selective" ? b.recompute / 2 : b.recompute;
   b.assumption = std::to_string(r.local_batch_size) + " x " + std::to_string(r.seq_len) + " tokens per rank, " + plan.param_dtype +
-                 " activations, balanced routing (each token reaches top-k experts), AC " + r.ac + " keeps " +
+                 " activations, " + (m.moe.moe ? "balanced routing (each token reaches top-k experts), " : "") + "AC " + r.ac + " keeps " +
                  (r.ac == "full" ? "each layer's input" : r.ac == "selective" ? "about half a layer's activations" : "every activation");
   return b;
 }
