@@ -7,8 +7,17 @@
 // entries explain (sharded grads, the next prefetch, reduce-scatter keep-alives) plus the unsharded
 // grads of groups still in backward, plus a stated tolerance.
 // HSDP, exact: at each post_backward only that group may hold its reduce output (all_reduce_input).
+// Every ledger kind, exact: within one backward pass the sharded parameters, the optimizer states
+// and the persistent all-gather buffer do not change, and at a group's post_backward the only
+// reduce-scatter input alive is that group's own (upstream's cap K = 1: the next reduce drops the
+// previous one), at most its trainable parameters' unsharded numel in the reduce dtype. A leak of
+// a buffer the ledger does account for (its entry living as long as the buffer) is explained by
+// the ledger, so the allocator comparison cannot see it; these can, and name the kind.
 // The allocator comparison needs both the allocator and the ledger (not the torch backend's).
 #include "harness/properties/property.h"
+#include "runtime/memory/ledger.h"
+
+#include <c10/core/ScalarType.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -100,6 +109,43 @@ std::string ledger_at_post_backward(const RankRecord& r, const std::vector<memor
   return os.str();
 }
 
+// The reduce-scatter input a group can hold: its trainable parameters' unsharded padded numel in
+// the dtype gradients are reduced in (a bound: a parameter that got no gradient adds nothing).
+int64_t reduce_scatter_bound(const Scenario& sc, const RankRecord& r, const std::string& group) {
+  const auto size_of = [](const std::string& dtype) { return dtype == "bfloat16" ? 2 : 4; };
+  int64_t bytes = 0;
+  for (const ShardRecord& s : r.shards) {
+    if (s.group != group || !s.requires_grad) continue;
+    const int unsharded = sc.mixed_precision ? size_of(sc.mixed_precision->param_dtype)
+                                             : static_cast<int>(c10::elementSize(sc.stored_dtype(true)));
+    const int reduced = sc.mixed_precision ? size_of(sc.mixed_precision->reduce_dtype.value_or(sc.mixed_precision->param_dtype))
+                                           : unsharded;
+    bytes += s.unsharded_bytes / unsharded * reduced;
+  }
+  return bytes;
+}
+
+// Each ledger kind at a post_backward against what its schedule position allows; `first`: the
+// pass's first post_backward. "" when every kind holds.
+std::string kinds_at_post_backward(const Scenario& sc, const RankRecord& r, const memory::TimelineEvent& e,
+                                   const memory::TimelineEvent& first) {
+  using memory::BufferKind;
+  for (const BufferKind kind : {BufferKind::ShardedParam, BufferKind::OptimizerState, BufferKind::PersistentAllGather}) {
+    const auto i = static_cast<std::size_t>(kind);
+    if (e.ledger[i] != first.ledger[i])
+      return where(r, e) + ": " + memory::to_string(kind) + " bytes changed within one backward pass, from " +
+             std::to_string(first.ledger[i]) + " at " + first.group + "'s post_backward to " + std::to_string(e.ledger[i]) +
+             " (nothing in backward allocates or frees them)";
+  }
+  const int64_t held = e.ledger[static_cast<std::size_t>(BufferKind::ReduceScatterInput)];
+  const int64_t bound = reduce_scatter_bound(sc, r, e.group);
+  if (held > bound)
+    return where(r, e) + ": " + memory::to_string(BufferKind::ReduceScatterInput) + " holds " + std::to_string(held) +
+           " bytes, over the " + std::to_string(bound) + " of " + e.group +
+           "'s own reduce-scatter (upstream keeps one: the next reduce drops the previous input)";
+  return "";
+}
+
 // The allocator's growth from the previous block's post_backward to this one, against what the
 // ledger explains. "" when within the tolerance.
 std::string growth_since(const RankRecord& r, const memory::TimelineEvent& prev, const memory::TimelineEvent& e) {
@@ -144,14 +190,19 @@ std::string check_step(const Scenario& sc, const RunRecord& run, const RankRecor
   // one layer, so only the exact ledger checks apply.
   const bool compare_allocator = sc.forwards_per_backward == 1 && run.observed.allocator && run.observed.ledger;
   const memory::TimelineEvent* prev_block = nullptr;
+  const memory::TimelineEvent* first_in_pass = nullptr;
   for (std::size_t k = 0; k < events.size(); ++k) {
     const auto& e = events[k];
     if (e.category != "fsdp") {
-      prev_block = nullptr;  // a new phase (micro-batch forward or backward): compare within one backward only
+      prev_block = first_in_pass = nullptr;  // a new phase (micro-batch forward or backward): compare within one backward only
       continue;
     }
     if (e.event == "post_backward") {
       if (std::string m = ledger_at_post_backward(r, events, k); !m.empty()) return m;
+      if (run.observed.ledger) {
+        if (!first_in_pass) first_in_pass = &e;
+        if (std::string m = kinds_at_post_backward(sc, r, e, *first_in_pass); !m.empty()) return m;
+      }
       if (is_block(e.group) && compare_allocator) {
         if (prev_block)
           if (std::string m = growth_since(r, *prev_block, e); !m.empty()) return m;
