@@ -112,16 +112,12 @@ std::string ledger_at_post_backward(const RankRecord& r, const std::vector<memor
 // The reduce-scatter input a group can hold: its trainable parameters' unsharded padded numel in
 // the dtype gradients are reduced in (a bound: a parameter that got no gradient adds nothing).
 int64_t reduce_scatter_bound(const Scenario& sc, const RankRecord& r, const std::string& group) {
-  const auto size_of = [](const std::string& dtype) { return dtype == "bfloat16" ? 2 : 4; };
+  const auto& mp = sc.mixed_precision;
+  const int64_t unsharded = c10::elementSize(mp ? scalar_type_of(mp->param_dtype) : sc.stored_dtype(true));
+  const int64_t reduced = mp ? c10::elementSize(scalar_type_of(mp->reduce_dtype.value_or(mp->param_dtype))) : unsharded;
   int64_t bytes = 0;
-  for (const ShardRecord& s : r.shards) {
-    if (s.group != group || !s.requires_grad) continue;
-    const int unsharded = sc.mixed_precision ? size_of(sc.mixed_precision->param_dtype)
-                                             : static_cast<int>(c10::elementSize(sc.stored_dtype(true)));
-    const int reduced = sc.mixed_precision ? size_of(sc.mixed_precision->reduce_dtype.value_or(sc.mixed_precision->param_dtype))
-                                           : unsharded;
-    bytes += s.unsharded_bytes / unsharded * reduced;
-  }
+  for (const ShardRecord& s : r.shards)
+    if (s.group == group && s.requires_grad) bytes += s.unsharded_bytes / unsharded * reduced;
   return bytes;
 }
 
