@@ -28,6 +28,11 @@ const std::vector<Property>& all_properties() {
       {"reshard_after_forward_honoured",
        "at the end of every forward (with or without grad) each group asked to reshard after forward is sharded",
        check_reshard_after_forward_honoured},
+      {"prefetch_schedule_honoured",
+       "every prefetch is the one the policy prescribes: the implicit backward prefetch targets the group whose "
+       "forward ended before the issuer's, explicit lists replace it and are issued exactly, a prefetch of a sharded "
+       "group all-gathers at once, a skip only of a group with no backward left, no all-gather twice for one use",
+       check_prefetch_schedule_honoured},
       {"flat_end_of_step_memory", "allocator bytes at the end of every step from step 2 on are equal",
        check_flat_end_of_step_memory},
       {"teardown_to_baseline", "after teardown every rank's allocator bytes are back to the pre-model baseline",
