@@ -19,8 +19,11 @@ namespace {
 Verdict fail(std::string message) { return {"faults_detected", false, false, std::move(message)}; }
 
 // "rank 2", "ranks [2", "ranks [0, 2": the error names rank `r`.
+// "rank R", or R in a list "ranks [A, R]" whose entries may carry what the rank last did
+// ("missing ranks [0 (last entered sequence 5: all_gather_into_tensor(numel=192, float)), 1 (...)]").
 bool names_rank(const std::string& error, int r) {
-  const std::regex pattern("ranks? \\[?(\\d+, )*" + std::to_string(r) + "\\b");
+  static const std::string entry = "\\d+(?: \\((?:[^()]|\\([^()]*\\))*\\))?, ";
+  const std::regex pattern("ranks? \\[?(?:" + entry + ")*" + std::to_string(r) + "\\b");
   return std::regex_search(error, pattern);
 }
 

@@ -153,6 +153,34 @@ TEST(FaultPlan, APeerThatCompletedOrNamesNoOneFailsTheProperty) {
       << v.message;
 }
 
+// A peer's deadline error lists every missing rank with what it last entered; the faulty rank may
+// come second (found by a strict --faults campaign, seed 2: a hang inside a reshard_after_forward=2
+// sub-group leaves its partner missing too).
+TEST(FaultPlan, APeerNamesTheFaultyRankAnywhereInAnAnnotatedMissingList) {
+  const Scenario sc = with_fault(small(3), "hang", 1, 0);
+  RunRecord run;
+  run.deadline_ms = 500;
+  run.error = "rank 1: injected hang";
+  run.fired_faults.push_back({0, 1, "hang", "dp/post_forward2", "all_gather_into_tensor", 0.1});
+  run.ranks.resize(3);
+  const std::string missing =
+      "deadline of 500 ms exceeded in group 'dp' at sequence 6 waiting in reduce_scatter_tensor(numel=1152, float, avg): "
+      "arrived ranks [2], missing ranks [0 (last entered sequence 5: all_gather_into_tensor(numel=192, float)), "
+      "1 (last entered sequence 5: all_gather_into_tensor(numel=192, float))]";
+  for (int r = 0; r < 3; ++r) {
+    run.ranks[r].rank = r;
+    run.ranks[r].failed_at_seconds = 0.5;
+  }
+  run.ranks[0].error = "all_gather_into_tensor at sequence 0 in group 'dp/post_forward2' aborted: rank 1 failed";
+  run.ranks[1].error = "injected hang";
+  run.ranks[2].error = missing;
+  Verdict v = check_faults_detected(sc, run);
+  EXPECT_EQ(v.message.find("does not name"), std::string::npos) << v.message;
+  run.ranks[2].error = "missing ranks [0 (last entered sequence 5: all_gather_into_tensor(numel=192, float)), 11 (x)]";
+  v = check_faults_detected(sc, run);
+  EXPECT_NE(v.message.find("rank 2's error does not name rank 1"), std::string::npos) << v.message;
+}
+
 TEST(FaultPlan, TheGeneratorDrawsPlansOnlyWhenAskedWithRanksInTheWorld) {
   fuzz::GenConfig config;
   for (uint64_t seed = 1; seed <= 30; ++seed) EXPECT_TRUE(fuzz::generate(config, seed, 50).faults.empty());
