@@ -1,6 +1,8 @@
 // `shardfuzz fuzz`.
 #include "app/fuzz_command.h"
 
+#include "fuzz/coverage/edge_map.h"
+
 #include "app/exit_codes.h"
 #include "runtime/semantics/profile.h"
 
@@ -48,6 +50,12 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   cmd->add_option("--out", o.out, "folder for minimal reproducers")->capture_default_str();
   add_ci_report_flags(cmd, o.reports);
   cmd->add_flag("--keep-going", o.keep_going, "continue after a finding");
+  cmd->add_flag("--coverage-guided", o.coverage_guided,
+                "keep scenarios that reach new runtime edges in a corpus and spend half of the cases on structure-aware "
+                "mutants of them (a build configured with -DSHARDFUZZ_COVERAGE=ON; docs/generators.md)");
+  cmd->add_option("--corpus", o.corpus,
+                  "with --coverage-guided: the corpus folder, kept between campaigns and replayed first (default: "
+                  "OUT/corpus)");
   cmd->add_option("--shrink-steps", o.shrink_steps, "shrink budget: runs")->capture_default_str();
   cmd->add_option("--shrink-seconds", o.shrink_seconds, "shrink budget: seconds")->capture_default_str();
   cmd->add_flag("--no-isolation", o.no_isolation,
@@ -157,6 +165,17 @@ int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
   return campaign(c, o.reports, out, err);
 }
 
+// --coverage-guided and --corpus, refused in a build without the coverage hook.
+void set_coverage_guidance(const FuzzOptions& o, fuzz::CampaignOptions& c) {
+  if (!o.corpus.empty() && !o.coverage_guided) throw std::invalid_argument("--corpus: only with --coverage-guided");
+  if (o.coverage_guided && !fuzz::coverage::instrumented())
+    throw std::invalid_argument(
+        "--coverage-guided: this shardfuzz was built without the coverage hook; configure a build with "
+        "-DSHARDFUZZ_COVERAGE=ON (docs/generators.md, \"Coverage-guided campaigns\")");
+  c.coverage_guided = o.coverage_guided;
+  c.corpus_dir = o.corpus;
+}
+
 }  // namespace
 
 int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream& out, std::ostream& err) {
@@ -195,6 +214,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     if (!c.cases && !c.seconds) c.seconds = 60;
     c.out_dir = o.out;
     c.keep_going = o.keep_going;
+    set_coverage_guidance(o, c);
     c.until_row = o.until_row;
     c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
     c.command = command_line;

@@ -24,6 +24,8 @@ struct FuzzOptions {
   int max_world = 8;
   std::string out = "findings";
   bool keep_going = false;
+  bool coverage_guided = false;  // fuzz/coverage_guidance.h; needs -DSHARDFUZZ_COVERAGE=ON
+  std::string corpus;            // "": OUT/corpus
   bool faults = false;
   std::vector<std::string> fault_kinds;
   std::string until_row;

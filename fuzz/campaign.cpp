@@ -1,6 +1,8 @@
 // The campaign loop.
 #include "fuzz/campaign.h"
 
+#include "fuzz/coverage/edge_map.h"
+#include "fuzz/coverage_guidance.h"
 #include "fuzz/gen/generate.h"
 #include "harness/isolation/child_process.h"
 #include "harness/properties/property.h"
@@ -317,6 +319,22 @@ bool ends_campaign(const CampaignOptions& options, const Finding& f) {
   return !(f.differential && f.zoo == "property-failed-on-both");
 }
 
+// Guidance when the campaign asked for it or the build counts edges (a plain campaign's coverage,
+// to compare with); nullptr otherwise, so a plain build's case costs nothing more.
+std::unique_ptr<Guidance> guidance_for(const CampaignOptions& options, std::ostream& out) {
+  if (!options.coverage_guided && !coverage::instrumented()) return nullptr;
+  const std::string corpus =
+      !options.coverage_guided ? "" : options.corpus_dir.empty() ? options.out_dir + "/corpus" : options.corpus_dir;
+  return std::make_unique<Guidance>(options.gen, corpus, out);
+}
+
+// The campaign's coverage, printed and written to OUT/coverage.json.
+void report_coverage(const Guidance& guidance, const CampaignOptions& options, std::ostream& out) {
+  const nlohmann::json summary = guidance.summary();
+  harness::write_file_atomically(options.out_dir + "/coverage.json", summary.dump(2) + "\n");
+  out << Guidance::describe(summary) << "\n" << std::flush;
+}
+
 }  // namespace
 
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
@@ -329,12 +347,16 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
   // divergence identity) once: every shrink step runs torch too, and a torch that changed makes
   // most cases fail the same way. The repeats stay in the per-case results.
   std::set<std::string> shrunk;
+  const std::unique_ptr<Guidance> guidance = guidance_for(options, out);
   for (int k = session.state.next_case; !session.over(k); ++k) {
     const uint64_t seed = case_seed(options.seed, k);
     const int size = case_size(k);
-    const rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(options.gen, seed, size);
+    const Guidance::Draw draw =
+        guidance ? guidance->draw(seed, size) : Guidance::Draw{generate_shrinkable(options.gen, seed, size), "generated"};
+    const rc::Shrinkable<harness::Scenario>& drawn = draw.shrinkable;
     const auto started = Clock::now();
     const CaseCheck check = runner.check(drawn.value());
+    if (guidance) guidance->after_case(drawn.value(), k, seed);
     ++result.cases_this_session;
     if (check.differential)
       result.cases.push_back({k, seed, seconds_since(started), check.property.value_or(""), check.message,
@@ -358,7 +380,8 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     }
     const double found_at = session.elapsed();
     out << (session.tty() ? "\n" : "") << "fuzz: case " << k << " (seed " << seed << ", size " << size << ") fails "
-        << *check.property << ": " << check.message << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n"
+        << *check.property << ": " << check.message << (draw.origin == "generated" ? "" : "\nfuzz: case is a " + draw.origin)
+        << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n"
         << std::flush;
     Finding f = shrink_and_write(options, backend, runner, drawn, check, out);
     f.case_seed = seed;
@@ -384,6 +407,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     result.torch_version = options.torch_and_native->options().model.version;
     result.profile = options.torch_and_native->options().model.profile;
   }
+  if (guidance) report_coverage(*guidance, options, out);
   return session.finish();
 }
 

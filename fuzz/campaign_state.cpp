@@ -53,6 +53,8 @@ void save_campaign_state(const std::string& dir, const CampaignState& s) {
             {"until_row", p.until_row},
             {"differential", p.differential},
             {"torch_as", p.torch_as},
+            {"coverage_guided", p.coverage_guided},
+            {"corpus", p.corpus_dir},
             {"command", p.command},
             {"backend", s.backend},
             {"isolate", p.isolation.has_value()},
@@ -102,6 +104,8 @@ CampaignState load_campaign_state(const std::string& dir) {
   p.until_row = field<std::string>(j, "until_row", w);
   p.differential = j.contains("differential") ? field<bool>(j, "differential", w) : false;  // absent before it existed
   p.torch_as = j.contains("torch_as") ? field<std::string>(j, "torch_as", w) : "";
+  p.coverage_guided = j.contains("coverage_guided") ? field<bool>(j, "coverage_guided", w) : false;  // absent before it existed
+  p.corpus_dir = j.contains("corpus") ? field<std::string>(j, "corpus", w) : "";
   p.command = field<std::string>(j, "command", w);
   s.backend = field<std::string>(j, "backend", w);
   const bool isolate = field<bool>(j, "isolate", w);

@@ -1,6 +1,6 @@
 // The campaign's state on disk, `OUT/.campaign.json`, so `shardfuzz fuzz --resume OUT` continues a
-// campaign whose harness was killed (SIGKILL included). A campaign has no coverage corpus: case k
-// is drawn from (seed, k) alone, so its state is what was asked (seed, generator, limits, options),
+// campaign whose harness was killed (SIGKILL included). Case k is drawn from (seed, k) alone (a
+// coverage-guided campaign's corpus is a folder of its own, replayed when it resumes), so its state is what was asked (seed, generator, limits, options),
 // how far it got (the next case, the time spent), and what it found (each reproducer written). It
 // is rewritten atomically (temporary file + rename) after every case, and a case's reproducer is
 // written before the case counts as done: a kill loses at most the case in progress, which resume
@@ -44,6 +44,11 @@ struct CampaignPlan {
   // that torch (the backend is the torch backend); a divergence is a finding (harness/differential).
   bool differential = false;
   std::string torch_as;  // differential: run torch patched to behave as this profile ("": as installed)
+  // Coverage guidance (fuzz/coverage_guidance.h): part of the cases are mutants of corpus scenarios
+  // that reached new runtime edges, kept in corpus_dir between campaigns. Needs a build with
+  // -DSHARDFUZZ_COVERAGE=ON. Cases then depend on the corpus, not on (seed, k) alone.
+  bool coverage_guided = false;
+  std::string corpus_dir;  // "": OUT/corpus
   // Each native run in a child process under these limits (nullopt: in this process).
   std::optional<harness::isolation::Limits> isolation = harness::isolation::Limits{};
 };
