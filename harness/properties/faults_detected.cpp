@@ -7,6 +7,7 @@
 // that step (recovers_after_fault judges the recovery). A rank whose own planned
 // fault fired fails by it: it needs to name no one and is exempt from the bound (a hang or a
 // straggler stays away by design).
+#include "harness/properties/planned_faults.h"
 #include "harness/properties/property.h"
 
 #include <algorithm>
@@ -50,7 +51,7 @@ std::string latency_summary(std::vector<double> latencies) {
 std::string check_recovered(const Scenario& sc, const RunRecord& run, std::string& summary) {
   const double bound = run.deadline_ms / 1000.0 + Tolerances::kDetectionSlackSeconds;
   const bool stopped = std::any_of(run.fired_faults.begin(), run.fired_faults.end(), [&](const FiredFault& f) {
-    return sc.faults.at(static_cast<std::size_t>(f.fault)).must_be_detected(run.deadline_ms, run.recovery);
+    return must_be_detected(sc, run, f);
   });
   std::vector<double> latencies;
   int detected = 0;
@@ -112,15 +113,20 @@ Verdict check_faults_detected(const Scenario& sc, const RunRecord& run) {
   const FiredFault* fired = nullptr;
   std::vector<int> faulty;
   for (const FiredFault& f : run.fired_faults)
-    if (sc.faults.at(static_cast<std::size_t>(f.fault)).must_be_detected(run.deadline_ms, run.recovery)) {
+    if (must_be_detected(sc, run, f)) {
       faulty.push_back(f.rank);
       if (!fired || f.at_seconds < fired->at_seconds) fired = &f;
     }
   if (!fired) {
     if (!recovered.empty()) return {"faults_detected", true, false, recovered};
+    const bool synchronized = std::any_of(run.fired_faults.begin(), run.fired_faults.end(), [&](const FiredFault& f) {
+      return sc.faults.at(static_cast<std::size_t>(f.fault)).must_be_detected(run.deadline_ms, run.recovery);
+    });
     return {"faults_detected", true, true,
             run.fired_faults.empty() ? "no planned fault fired (the run has fewer collectives)"
-                                     : "only stragglers under the deadline fired (liveness and parity judge them)"};
+            : synchronized ? "every rank stalled at the same collective: a synchronized stall leaves no peer waiting, "
+                             "nothing to detect"
+                           : "only stragglers under the deadline fired (liveness and parity judge them)"};
   }
   const FaultSpec& spec = sc.faults.at(static_cast<std::size_t>(fired->fault));
   const std::string what = describe(spec, *fired);

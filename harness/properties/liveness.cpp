@@ -1,4 +1,5 @@
 // Property 6: liveness — the run completed on every rank.
+#include "harness/properties/planned_faults.h"
 #include "harness/properties/property.h"
 
 namespace shardfuzz::harness {
@@ -7,7 +8,7 @@ Verdict check_liveness(const Scenario& sc, const RunRecord& run) {
   if (run.ok()) return {"liveness", true, false, "every rank completed"};
   // The plan stopped the run: faults_detected judges how.
   for (const FiredFault& f : run.fired_faults)
-    if (sc.faults.at(static_cast<std::size_t>(f.fault)).must_be_detected(run.deadline_ms, run.recovery))
+    if (must_be_detected(sc, run, f))
       return {"liveness", true, false,
               "stopped by the planned " + f.kind + " of rank " + std::to_string(f.rank) + ", as planned (" +
                   run.error_kind + ": " + run.error + ")"};

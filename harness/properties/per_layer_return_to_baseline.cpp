@@ -10,7 +10,8 @@
 // Every ledger kind, exact: within one backward pass the sharded parameters, the optimizer states
 // and the persistent all-gather buffer do not change, and at a group's post_backward the only
 // reduce-scatter input alive is that group's own (upstream's cap K = 1: the next reduce drops the
-// previous one), at most its trainable parameters' unsharded numel in the reduce dtype. A leak of
+// previous one), at most its trainable parameters' unsharded numel in the reduce dtype, and the
+// deferred all-gather is at most one (the largest group's all-gather output). A leak of
 // a buffer the ledger does account for (its entry living as long as the buffer) is explained by
 // the ledger, so the allocator comparison cannot see it; these can, and name the kind.
 // The allocator comparison needs both the allocator and the ledger (not the torch backend's).
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 namespace shardfuzz::harness {
@@ -121,6 +123,15 @@ int64_t reduce_scatter_bound(const Scenario& sc, const RankRecord& r, const std:
   return bytes;
 }
 
+// The largest flat all-gather output of any group on this rank (padded, in the param dtype).
+int64_t largest_all_gather(const RankRecord& r) {
+  std::map<std::string, int64_t> by_group;
+  for (const ShardRecord& s : r.shards) by_group[s.group] += s.unsharded_bytes;
+  int64_t largest = 0;
+  for (const auto& [g, b] : by_group) largest = std::max(largest, b);
+  return largest;
+}
+
 // Each ledger kind at a post_backward against what its schedule position allows; `first`: the
 // pass's first post_backward. "" when every kind holds.
 std::string kinds_at_post_backward(const Scenario& sc, const RankRecord& r, const memory::TimelineEvent& e,
@@ -133,6 +144,13 @@ std::string kinds_at_post_backward(const Scenario& sc, const RankRecord& r, cons
              std::to_string(first.ledger[i]) + " at " + first.group + "'s post_backward to " + std::to_string(e.ledger[i]) +
              " (nothing in backward allocates or frees them)";
   }
+  // The implicit forward's deferred free keeps one consumed all-gather output in a single slot of
+  // the shared context until the next wait (upstream's _all_gather_state): never more than one.
+  const int64_t deferred = e.ledger[static_cast<std::size_t>(BufferKind::DeferredAllGather)];
+  if (const int64_t largest = largest_all_gather(r); deferred > largest)
+    return where(r, e) + ": " + memory::to_string(BufferKind::DeferredAllGather) + " holds " + std::to_string(deferred) +
+           " bytes, over the " + std::to_string(largest) +
+           " of the largest group's all-gather (one deferred all-gather lives at a time: the next wait drops it)";
   const int64_t held = e.ledger[static_cast<std::size_t>(BufferKind::ReduceScatterInput)];
   const int64_t bound = reduce_scatter_bound(sc, r, e.group);
   if (held > bound)

@@ -41,6 +41,9 @@ const std::vector<std::pair<std::string, Test>>& tests() {
       {"lora", [](const Scenario& s) { return any_block(s, [](const BlockSpec& b) { return !b.lora.empty(); }); }},
       {"frozen_block", [](const Scenario& s) { return any_block(s, [](const BlockSpec& b) { return b.frozen; }); }},
       {"no_grad_block", [](const Scenario& s) { return any_block(s, [](const BlockSpec& b) { return b.no_grad; }); }},
+      // The shapes whose backward skips modules: a frozen prefix, an input that needs no grad.
+      {"frozen_first_block", [](const Scenario& s) { return !s.blocks.empty() && s.blocks.front().frozen; }},
+      {"input_without_grad", [](const Scenario& s) { return !s.input_requires_grad && !s.embed; }},
       {"gradient_accumulation", [](const Scenario& s) { return s.micro_batches > 1; }},
       {"forward_twice_per_backward", [](const Scenario& s) { return s.forwards_per_backward > 1; }},
       {"activation_checkpointing",

@@ -181,6 +181,25 @@ TEST(FaultPlan, APeerNamesTheFaultyRankAnywhereInAnAnnotatedMissingList) {
   EXPECT_NE(v.message.find("rank 2's error does not name rank 1"), std::string::npos) << v.message;
 }
 
+// Every rank hanging at the same collective arrives together: the collective completes and no peer
+// is left waiting (found by a strict --faults campaign, seed 6). Nothing to detect; one rank
+// hanging alone still must be.
+TEST(FaultPlan, ASynchronizedStallOfEveryRankNeedNotBeDetected) {
+  const Scenario both = with_fault(with_fault(small(2), "hang", 0, 5), "hang", 1, 5);
+  const RunRecord run = run_threads(both, short_deadline());
+  EXPECT_TRUE(run.ok()) << run.error;
+  ASSERT_EQ(run.fired_faults.size(), 2u);
+  const auto verdicts = check_properties(both, run);
+  EXPECT_TRUE(verdict(verdicts, "liveness").ok);
+  const Verdict v = verdict(verdicts, "faults_detected");
+  EXPECT_TRUE(v.ok) << v.message;
+  EXPECT_NE(v.message.find("synchronized stall"), std::string::npos) << v.message;
+  const Scenario one = with_fault(small(2), "hang", 1, 5);
+  const RunRecord alone = run_threads(one, short_deadline());
+  EXPECT_FALSE(alone.ok());
+  EXPECT_TRUE(verdict(check_properties(one, alone), "faults_detected").ok);
+}
+
 TEST(FaultPlan, TheGeneratorDrawsPlansOnlyWhenAskedWithRanksInTheWorld) {
   fuzz::GenConfig config;
   for (uint64_t seed = 1; seed <= 30; ++seed) EXPECT_TRUE(fuzz::generate(config, seed, 50).faults.empty());

@@ -82,6 +82,13 @@ TEST(Properties, EachLedgerKindIsJudgedAtEveryPostBackwardAndNamed) {
   const Verdict w = check_per_layer_return_to_baseline(sc, grown);
   EXPECT_FALSE(w.ok);
   EXPECT_NE(w.message.find("sharded_param bytes changed within one backward pass"), std::string::npos) << w.message;
+  // A second deferred all-gather kept beside the first (the single slot not dropped).
+  RunRecord twice = good;
+  post_backwards(twice).front()->ledger[kind(memory::BufferKind::DeferredAllGather)] += int64_t{1} << 30;
+  const Verdict d = check_per_layer_return_to_baseline(sc, twice);
+  EXPECT_FALSE(d.ok);
+  EXPECT_NE(d.message.find("deferred_all_gather holds"), std::string::npos) << d.message;
+  EXPECT_NE(d.message.find("of the largest group's all-gather"), std::string::npos) << d.message;
 }
 
 TEST(Properties, LivenessReportsACollectiveMismatchByKind) {

@@ -40,9 +40,10 @@ TEST(ScenarioFeatures, EachKnobIsNamed) {
   s.mixed_precision = MixedPrecisionSpec{};
   s.blocks[0].frozen = true;
   s.blocks[0].lora = {"attn"};
+  s.input_requires_grad = false;
   const auto f = features_of(s);
   for (const char* present : {"gradient_accumulation", "forward_twice_per_backward", "mixed_precision", "frozen_block", "lora",
-                              "world_4"})
+                              "world_4", "frozen_first_block", "input_without_grad"})
     EXPECT_TRUE(has(f, present)) << present;
   for (const auto& name : f)  // every name but the world is one the summary lists
     if (name.rfind("world_", 0) != 0) EXPECT_TRUE(has(scenario_feature_names(), name)) << name;
