@@ -289,7 +289,9 @@ void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communica
       apply_fully_shard(*model, sc, dense, experts, rt);
       // Peaks from here on are training's: building the full model before sharding is not.
       probe.reset_peak(rank);
-      const int64_t peak_origin = probe.bytes(rank).current;
+      const auto at_reset = probe.bytes(rank);
+      const int64_t peak_origin = at_reset.current;
+      rec.peak_above_current_at_reset = at_reset.peak - at_reset.current;
       AllocationFaults allocation_faults(sc, rank, rt, run, fired_mu, t0);
       std::unique_ptr<train::ShardedOptimizer> opt;
       if (options.optimizer_step) opt = std::make_unique<train::ShardedOptimizer>(rt.groups(), sc.optimizer, rt);

@@ -13,6 +13,12 @@ Verdict check_peak_within_bound(const Scenario& sc, const RunRecord& run) {
   if (!run.observed.baseline)
     return {"peak_within_bound", true, true, "the " + run.backend + " backend has no pre-model baseline to measure a peak from"};
   for (const RankRecord& r : run.ranks) {
+    if (r.peak_above_current_at_reset != 0)
+      return {"peak_within_bound", false, false,
+              "rank " + std::to_string(r.rank) + ": the training peak did not restart at training's start: right after "
+              "reset_peak the probe's peak was " + std::to_string(r.peak_above_current_at_reset) +
+                  " bytes above its current bytes (every peak figure then includes what came before training, such "
+                  "as building the full model before sharding)"};
     std::map<std::string, int64_t> unsharded;  // group -> all-gather bytes
     int64_t sharded = 0;
     for (const ShardRecord& s : r.shards) {

@@ -13,7 +13,10 @@
 // - a prefetch of a sharded group issues its all-gather at once, in the pass's state;
 // - a skip (strict's guard) only of a group that already finished backward or does not run
 //   backward later in this pass, and only where the profile has the guard;
-// - no group is all-gathered while it already holds unsharded parameters or a pending all-gather.
+// - no group is all-gathered twice for one use: not while it holds unsharded parameters or a
+//   pending all-gather, and not again after an all-gather that no reshard, finalize_backward or
+//   drop the profile allows (strict's, of groups no backward will use) freed: a gather thrown away
+//   and issued again costs a collective and, on a device, the overlap.
 // Each finding names the rank, step, event (its index in the rank's timeline), the issuing group
 // and the target. Under torch-2.9 the seed leak's mistargeted prefetch is the policy (the
 // recompute records a second forward index), so this property passes there and
@@ -49,6 +52,7 @@ std::string listed(const std::vector<std::string>& v) {
 struct Policy {
   bool records_forward_in_backward = false;  // post_forward records during AC recompute (torch <= 2.9)
   bool skips_pointless_prefetch = false;     // strict's guard
+  bool drops_unconsumed_at_post_backward = false;  // strict's drop of all-gathers no backward will use
   std::map<std::string, std::vector<std::string>> forward_list, backward_list;  // by issuing group
   bool lists_checkable = true;  // every state with a list has a group of its own (anchors its hooks)
 
@@ -57,6 +61,7 @@ struct Policy {
     Policy p;
     p.records_forward_in_backward = profile.post_forward_reshards_during_backward;
     p.skips_pointless_prefetch = profile.prefetch_skips_groups_without_pending_backward;
+    p.drops_unconsumed_at_post_backward = profile.free_unconsumed_all_gather_at_post_backward;
     for (const auto& [path, spec] : sc.fully_shard) {
       const std::string issuer = group_name(path);
       const auto targets = [&](const std::vector<std::string>& paths) {
@@ -82,11 +87,15 @@ struct Policy {
 };
 
 // Upstream's scheduling bookkeeping, replayed from the events: the post-forward order, each
-// group's recorded indices and whether its pre_backward already ran in this pass.
+// group's recorded indices and whether its pre_backward already ran in this pass; and, for the
+// duplicate all-gather, each group's last all-gather (event index) that no reshard, drop or
+// finalize has freed since, and the groups that had a post_backward in this pass.
 struct Replay {
   std::vector<std::string> post_forward_order;
   std::map<std::string, std::vector<int>> indices;
   std::set<std::string> in_pre_backward;
+  std::map<std::string, std::size_t> gathered;
+  std::set<std::string> backward_done;
 
   void reset() { *this = Replay{}; }
 };
@@ -107,7 +116,10 @@ class RankCheck {
  private:
   std::string step(const memory::TimelineEvent& e) {
     if (e.category == "train") {
-      if (e.event == "backward_end") model_.in_pre_backward.clear();  // the final callback: every state IDLE
+      if (e.event == "backward_end") {  // the final callback: every state IDLE
+        model_.in_pre_backward.clear();
+        model_.backward_done.clear();
+      }
       if (e.event == "step_begin" && recovered_at(e.step)) model_.reset();  // reset_after_fault cleared it all
       return "";
     }
@@ -117,13 +129,40 @@ class RankCheck {
     if (e.event == "post_forward") return recorded_forward(e);
     if (e.event == "pre_forward") return forward_list_honoured(e);
     if (e.event == "pre_backward_begin") return pre_backward(e);
-    if (e.event == "post_backward") model_.in_pre_backward.erase(e.group);
+    if (e.event == "post_backward") post_backward(e);
+    if (e.event == "reshard" && !e.detail.value("kept", false)) model_.gathered.erase(e.group);
+    if (e.event == "reset_after_fault") model_.gathered.erase(e.group);
     if (e.event == "finalize_backward") {
       model_.indices[e.group].clear();
       model_.post_forward_order.clear();  // cleared after every group's finalize; no forward runs between
       model_.in_pre_backward.erase(e.group);
+      model_.gathered.erase(e.group);
+      model_.backward_done.erase(e.group);
     }
     return "";
+  }
+
+  // Strict frees, at every post_backward, the all-gathers of groups no backward will use: those that
+  // finished backward and those whose forward registered no backward. The replay frees at least
+  // as much (any group with a post_backward in this pass, any whose next hook in this pass is not
+  // a pre_backward), so a duplicate it reports is one the policy cannot explain.
+  void post_backward(const memory::TimelineEvent& e) {
+    model_.in_pre_backward.erase(e.group);
+    model_.backward_done.insert(e.group);
+    if (!p_.drops_unconsumed_at_post_backward) return;
+    for (auto it = model_.gathered.begin(); it != model_.gathered.end();)
+      it = model_.backward_done.count(it->first) || !next_backward(it->first) ? model_.gathered.erase(it) : std::next(it);
+  }
+
+  // The index of the target's next pre_backward in this pass, if no forward of it comes first.
+  std::optional<std::size_t> next_backward(const std::string& target) const {
+    for (std::size_t j = k_ + 1; j < ev_.size(); ++j) {
+      if (ev_[j].category == "train" && ev_[j].event == "backward_end") break;
+      if (ev_[j].group != target) continue;
+      if (ev_[j].event == "pre_forward") break;
+      if (ev_[j].event == "pre_backward_begin") return j;
+    }
+    return std::nullopt;
   }
 
   bool recovered_at(int step) const {
@@ -137,15 +176,21 @@ class RankCheck {
 
   const memory::TimelineEvent* before() const { return k_ == 0 ? nullptr : &ev_[k_ - 1]; }
 
-  std::string duplicate_all_gather(const memory::TimelineEvent& e) const {
-    const memory::TimelineEvent* prev = before();
-    if (!prev) return "";
-    if (contains(prev->pending_all_gather, e.group))
-      return "duplicate all-gather: " + e.group + " was all-gathered again (state " + e.detail.value("state", "?") +
-             ") while its earlier all-gather was still pending, unconsumed";
-    if (contains(prev->unsharded, e.group))
-      return "duplicate all-gather: " + e.group + " was all-gathered again (state " + e.detail.value("state", "?") +
-             ") while it already held its unsharded parameters";
+  std::string duplicate_all_gather(const memory::TimelineEvent& e) {
+    const std::string state = e.detail.value("state", "?");
+    const auto earlier = model_.gathered.find(e.group);
+    const std::optional<std::size_t> earlier_at =
+        earlier == model_.gathered.end() ? std::nullopt : std::optional<std::size_t>(earlier->second);
+    model_.gathered[e.group] = k_;
+    const std::string again = "duplicate all-gather: " + e.group + " was all-gathered again (state " + state + ")";
+    if (const memory::TimelineEvent* prev = before()) {
+      if (contains(prev->pending_all_gather, e.group)) return again + " while its earlier all-gather was still pending, unconsumed";
+      if (contains(prev->unsharded, e.group)) return again + " while it already held its unsharded parameters";
+    }
+    if (earlier_at)
+      return again + "; its all-gather at event #" + std::to_string(*earlier_at) + " (state " +
+             ev_[*earlier_at].detail.value("state", "?") +
+             ") was not resharded, finalized or dropped by a policy that allows it since: it was thrown away";
     return "";
   }
 
@@ -182,15 +227,11 @@ class RankCheck {
     const memory::TimelineEvent* prev = before();
     const bool finished = prev && contains(prev->finished_backward, target);
     if (finished) return "";
-    for (std::size_t j = k_ + 1; j < ev_.size(); ++j) {
-      if (ev_[j].category == "train" && ev_[j].event == "backward_end") break;
-      // A reentrant recompute runs the target's forward again, with grad: the guard judged the hooks
-      // of the no_grad forward before it, and the recompute gathers the target itself.
-      if (ev_[j].event == "pre_forward" && ev_[j].group == target) break;
-      if (ev_[j].event == "pre_backward_begin" && ev_[j].group == target)
-        return "missing prefetch: " + issuer + " skipped its prefetch of " + target + " (\"" + why + "\"), but " + target +
-               " runs backward later in this pass (event #" + std::to_string(j) + ")";
-    }
+    // A reentrant recompute runs the target's forward again, with grad: the guard judged the hooks
+    // of the no_grad forward before it, and the recompute gathers the target itself.
+    if (const auto j = next_backward(target))
+      return "missing prefetch: " + issuer + " skipped its prefetch of " + target + " (\"" + why + "\"), but " + target +
+             " runs backward later in this pass (event #" + std::to_string(*j) + ")";
     return "";
   }
 

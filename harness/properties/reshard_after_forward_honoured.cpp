@@ -2,9 +2,16 @@
 // forwards and the no_grad evaluation forward), every group asked to reshard after forward (True,
 // an int N > 1, or "auto" on a non-root) holds no unsharded parameters; a root asked explicitly
 // for True included (bug zoo rows 2 and 3: the flag ignored on roots, and under no_grad).
+// And an int N keeps what upstream keeps: with 1 < N < the shard group's size, each rank keeps
+// the 1/N slice of every all-gather output (its post-forward mesh re-gathers over N ranks); with
+// N equal to the size it reshards fully, as True. So the ledger's sharded_post_forward bytes at
+// the end of a forward are exactly the sum, over the groups with such an N, of their padded
+// all-gather bytes / N; none for any other value.
 #include "harness/properties/property.h"
+#include "runtime/semantics/profile.h"
 
 #include <algorithm>
+#include <map>
 
 namespace shardfuzz::harness {
 namespace {
@@ -20,6 +27,49 @@ bool asked_to_reshard(const std::string& path, const ShardSpec& spec) {
   return false;
 }
 
+// The sharded_post_forward bytes a rank holds after a forward, and the groups they come from.
+struct PostForwardSlices {
+  int64_t bytes = 0;
+  std::string groups;  // "layers.0 (N=2 of 4: 1536 B), ..."
+};
+
+PostForwardSlices expected_post_forward_slices(const Scenario& sc, const RankRecord& r) {
+  std::map<std::string, std::pair<int64_t, int>> by_group;  // all-gather bytes, shard group size
+  for (const ShardRecord& s : r.shards) {
+    auto& [bytes, size] = by_group[s.group];
+    bytes += s.unsharded_bytes;
+    size = s.shard_size;
+  }
+  PostForwardSlices out;
+  for (const auto& [path, spec] : sc.fully_shard) {
+    const auto& raf = spec.reshard_after_forward;
+    if (raf.kind != fsdp::ReshardAfterForward::Kind::Int) continue;
+    if (path.empty() && sc.profile.root_never_reshards_after_forward) continue;  // the root keeps everything
+    const auto it = by_group.find(path.empty() ? "root" : path);
+    if (it == by_group.end()) continue;
+    const auto [bytes, size] = it->second;
+    if (raf.n <= 1 || raf.n >= size) continue;
+    out.bytes += bytes / raf.n;
+    out.groups += (out.groups.empty() ? "" : ", ") + it->first + " (N=" + std::to_string(raf.n) + " of " +
+                  std::to_string(size) + ": " + std::to_string(bytes / raf.n) + " B)";
+  }
+  return out;
+}
+
+std::string post_forward_slices_kept(const Scenario& sc, const RankRecord& r, const memory::TimelineEvent& e,
+                                     int step) {
+  const PostForwardSlices expected = expected_post_forward_slices(sc, r);
+  const int64_t held = e.ledger[static_cast<std::size_t>(memory::BufferKind::ShardedPostForward)];
+  if (held == expected.bytes) return "";
+  return "rank " + std::to_string(r.rank) + " step " + std::to_string(step + 1) + ": after " +
+         (e.event == "eval_forward_end" ? "the no_grad evaluation forward" : "the forward") + ", " +
+         memory::to_string(memory::BufferKind::ShardedPostForward) + " holds " + std::to_string(held) +
+         " bytes, expected " + std::to_string(expected.bytes) + " (" +
+         (expected.groups.empty() ? std::string("no group has an int reshard_after_forward between 1 and its shard group's size")
+                                  : "the 1/N slices of " + expected.groups) +
+         ")";
+}
+
 }  // namespace
 
 Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord& run) {
@@ -31,6 +81,8 @@ Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord
       for (const auto& e : r.events_of_step(step, "train")) {
         if (e.event != "forward_end" && e.event != "eval_forward_end") continue;
         std::string& slot = e.event == "eval_forward_end" ? evaluation : training;
+        if (!slot.empty()) continue;
+        if (run.observed.ledger) slot = post_forward_slices_kept(sc, r, e, step);
         if (!slot.empty()) continue;
         for (const auto& [path, spec] : sc.fully_shard) {
           const std::string group = path.empty() ? "root" : path;

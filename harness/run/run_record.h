@@ -55,6 +55,9 @@ struct RankRecord {
   int64_t baseline_bytes = 0;  // allocator bytes before the model was built
   int64_t teardown_bytes = 0;  // after model, optimizer and runtime were destroyed
   int64_t training_peak_bytes = 0;  // allocator peak from the end of wrapping to teardown, above the baseline
+  // The probe's peak minus its current bytes read right after training's reset_peak: 0 when the
+  // peak restarted there (what every peak figure above relies on).
+  int64_t peak_above_current_at_reset = 0;
   std::vector<RecoveryRecord> recoveries;  // in order; the timeline holds only each step's last run
   // On a device: its caching allocator's snapshot (memory::device_snapshot) at the end of the last
   // step, or where the rank failed; null on the CPU.

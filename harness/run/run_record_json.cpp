@@ -154,6 +154,7 @@ json to_json(const RankRecord& r) {
           {"baseline_bytes", r.baseline_bytes},
           {"teardown_bytes", r.teardown_bytes},
           {"training_peak_bytes", r.training_peak_bytes},
+          {"peak_above_current_at_reset", r.peak_above_current_at_reset},
           {"recoveries", recoveries},
           {"error", r.error},
           {"failed_at_seconds", r.failed_at_seconds},
@@ -178,6 +179,8 @@ RankRecord rank_record_from_json(const json& j) {
     r.baseline_bytes = j.at("baseline_bytes").get<int64_t>();
     r.teardown_bytes = j.at("teardown_bytes").get<int64_t>();
     r.training_peak_bytes = j.at("training_peak_bytes").get<int64_t>();
+    field = "peak_above_current_at_reset";
+    r.peak_above_current_at_reset = j.value("peak_above_current_at_reset", int64_t{0});
     field = "recoveries";
     for (const auto& x : j.at("recoveries")) r.recoveries.push_back(recovery_from(x));
     field = "error";

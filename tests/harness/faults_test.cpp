@@ -21,6 +21,18 @@ namespace {
 using namespace std::chrono_literals;
 using namespace testing_support;
 
+// A run record as a faulted run leaves it, made by hand: a 500 ms deadline, one fired fault, every
+// rank present and without an error yet (the test says what each learned).
+RunRecord hand_made_faulted_run(int world, const FiredFault& fired) {
+  RunRecord run;
+  run.deadline_ms = 500;
+  run.error = "rank " + std::to_string(fired.rank) + ": injected";
+  run.fired_faults.push_back(fired);
+  run.ranks.resize(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) run.ranks[static_cast<std::size_t>(r)].rank = r;
+  return run;
+}
+
 
 
 TEST(FaultPlan, RoundTripsThroughJsonAndIsWrittenOnlyWhenPlanned) {
@@ -129,16 +141,9 @@ TEST(FaultPlan, AFaultPastTheRunsLastCollectiveDoesNotFire) {
 
 TEST(FaultPlan, APeerThatCompletedOrNamesNoOneFailsTheProperty) {
   const Scenario sc = with_fault(small(2), "collective_error", 0, 0);
-  RunRecord run;
-  run.deadline_ms = 500;
-  run.error = "rank 0: injected";
-  run.fired_faults.push_back({0, 0, "collective_error", "dp", "all_gather_into_tensor", 0.1});
-  run.ranks.resize(2);
-  run.ranks[0] = {};
-  run.ranks[0].rank = 0;
+  RunRecord run = hand_made_faulted_run(2, {0, 0, "collective_error", "dp", "all_gather_into_tensor", 0.1});
   run.ranks[0].error = "injected collective error at rank 0";
   run.ranks[0].failed_at_seconds = 0.1;
-  run.ranks[1].rank = 1;
   Verdict v = check_faults_detected(sc, run);
   EXPECT_FALSE(v.ok);
   EXPECT_NE(v.message.find("rank 1 completed without an error"), std::string::npos) << v.message;
@@ -158,19 +163,12 @@ TEST(FaultPlan, APeerThatCompletedOrNamesNoOneFailsTheProperty) {
 // sub-group leaves its partner missing too).
 TEST(FaultPlan, APeerNamesTheFaultyRankAnywhereInAnAnnotatedMissingList) {
   const Scenario sc = with_fault(small(3), "hang", 1, 0);
-  RunRecord run;
-  run.deadline_ms = 500;
-  run.error = "rank 1: injected hang";
-  run.fired_faults.push_back({0, 1, "hang", "dp/post_forward2", "all_gather_into_tensor", 0.1});
-  run.ranks.resize(3);
+  RunRecord run = hand_made_faulted_run(3, {0, 1, "hang", "dp/post_forward2", "all_gather_into_tensor", 0.1});
   const std::string missing =
       "deadline of 500 ms exceeded in group 'dp' at sequence 6 waiting in reduce_scatter_tensor(numel=1152, float, avg): "
       "arrived ranks [2], missing ranks [0 (last entered sequence 5: all_gather_into_tensor(numel=192, float)), "
       "1 (last entered sequence 5: all_gather_into_tensor(numel=192, float))]";
-  for (int r = 0; r < 3; ++r) {
-    run.ranks[r].rank = r;
-    run.ranks[r].failed_at_seconds = 0.5;
-  }
+  for (int r = 0; r < 3; ++r) run.ranks[r].failed_at_seconds = 0.5;
   run.ranks[0].error = "all_gather_into_tensor at sequence 0 in group 'dp/post_forward2' aborted: rank 1 failed";
   run.ranks[1].error = "injected hang";
   run.ranks[2].error = missing;

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <functional>
 
 namespace shardfuzz::harness {
@@ -90,6 +92,22 @@ TEST(PrefetchSchedule, APrefetchThatGathersNothingAndADuplicateAllGatherAreFindi
   auto& t = twice.ranks[0].timeline;
   t.insert(t.begin() + static_cast<long>(k + 2), t[k + 1]);
   expect_finding(judged(sc, twice), {"duplicate all-gather", target, "still pending", "event #" + std::to_string(k + 2)});
+
+  // The prefetch's all-gather silently thrown away before its target's backward (strict drops only
+  // groups no backward will use), and the target's pre_backward gathers it again.
+  RunRecord dropped = good;
+  auto& d = dropped.ranks[0].timeline;
+  const std::size_t use = first_of(dropped, [&](const Event& e) { return e.event == "pre_backward_begin" && e.group == target; });
+  ASSERT_GT(use, k + 1);
+  for (std::size_t j = k + 1; j <= use; ++j) {
+    auto& pending = d[j].pending_all_gather;
+    pending.erase(std::remove(pending.begin(), pending.end(), target), pending.end());
+    auto& unsharded = d[j].unsharded;
+    unsharded.erase(std::remove(unsharded.begin(), unsharded.end(), target), unsharded.end());
+  }
+  d.insert(d.begin() + static_cast<long>(use + 1), d[k + 1]);
+  expect_finding(judged(sc, dropped), {"duplicate all-gather", target, "its all-gather at event #" + std::to_string(k + 1),
+                                       "thrown away", "event #" + std::to_string(use + 1)});
 }
 
 TEST(PrefetchSchedule, ExplicitListsAreHonouredExactlyAndReplaceTheImplicitPrefetch) {

@@ -5,6 +5,7 @@
 #include "harness/properties/property.h"
 #include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
+#include "tests/harness/fault_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -89,6 +90,60 @@ TEST(Properties, EachLedgerKindIsJudgedAtEveryPostBackwardAndNamed) {
   EXPECT_FALSE(d.ok);
   EXPECT_NE(d.message.find("deferred_all_gather holds"), std::string::npos) << d.message;
   EXPECT_NE(d.message.find("of the largest group's all-gather"), std::string::npos) << d.message;
+}
+
+// reshard_after_forward=N keeps the 1/N slice upstream keeps (1 < N < the shard group's size) and
+// nothing for N equal to the size: the ledger's sharded_post_forward bytes after each forward are
+// the expected slices, whichever way a runtime gets them wrong.
+TEST(Properties, AnIntReshardAfterForwardKeepsExactlyItsSlice) {
+  using testing_support::verdict;
+  Scenario sc = standard_small_scenario("strict");
+  sc.world_size = 4;
+  sc.fully_shard.at("layers.0").reshard_after_forward = fsdp::ReshardAfterForward::ranks(2);
+  const RunRecord good = run_threads(sc);
+  ASSERT_TRUE(good.ok()) << good.error;
+  for (const Verdict& v : check_properties(sc, good)) EXPECT_TRUE(v.ok) << v.property << ": " << v.message;
+  const auto slices = static_cast<std::size_t>(memory::BufferKind::ShardedPostForward);
+  RunRecord resharded_fully = good;  // N = 2 of 4 behaving as True
+  for (auto& e : resharded_fully.ranks[1].timeline) e.ledger[slices] = 0;
+  Verdict v = verdict(check_properties(sc, resharded_fully), "reshard_after_forward_honoured");
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("rank 1 step 1: after the forward, sharded_post_forward holds 0 bytes, expected "),
+            std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("the 1/N slices of layers.0 (N=2 of 4: "), std::string::npos) << v.message;
+
+  sc.fully_shard.at("layers.0").reshard_after_forward = fsdp::ReshardAfterForward::ranks(4);  // as True
+  RunRecord kept_a_clone = run_threads(sc);
+  ASSERT_TRUE(verdict(check_properties(sc, kept_a_clone), "reshard_after_forward_honoured").ok);
+  for (auto& e : kept_a_clone.ranks[0].timeline) e.ledger[slices] += 96;
+  v = verdict(check_properties(sc, kept_a_clone), "reshard_after_forward_honoured");
+  EXPECT_NE(v.message.find("holds 96 bytes, expected 0 (no group has an int reshard_after_forward"), std::string::npos)
+      << v.message;
+}
+
+// The peak figures rely on the probe's peak restarting at training's start; a reset that keeps the
+// build's high-water mark inflates every one of them. Across steps every ledger kind ends flat.
+TEST(Properties, ThePeakRestartsAtTrainingAndEveryLedgerKindEndsEachStepFlat) {
+  using testing_support::verdict;
+  Scenario sc = standard_small_scenario("strict");
+  sc.steps = 2;
+  const RunRecord good = run_threads(sc);
+  for (const Verdict& v : check_properties(sc, good)) EXPECT_TRUE(v.ok) << v.property << ": " << v.message;
+  EXPECT_EQ(good.ranks[1].peak_above_current_at_reset, 0);
+
+  RunRecord kept_build_peak = good;
+  kept_build_peak.ranks[1].peak_above_current_at_reset = 4096;
+  const Verdict peak = verdict(check_properties(sc, kept_build_peak), "peak_within_bound");
+  EXPECT_NE(peak.message.find("rank 1: the training peak did not restart at training's start"), std::string::npos)
+      << peak.message;
+
+  RunRecord leaked = good;  // a deferred all-gather's bytes left under pending_all_gather by step 2's end
+  const auto pending = static_cast<std::size_t>(memory::BufferKind::PendingAllGather);
+  for (auto& e : leaked.ranks[0].timeline)
+    if (e.step == 1) e.ledger[pending] += 512;
+  const Verdict flat = verdict(check_properties(sc, leaked), "flat_end_of_step_memory");
+  EXPECT_NE(flat.message.find("rank 0 step 2: pending_all_gather holds"), std::string::npos) << flat.message;
+  EXPECT_NE(flat.message.find("(512 bytes;"), std::string::npos) << flat.message;
 }
 
 TEST(Properties, LivenessReportsACollectiveMismatchByKind) {
