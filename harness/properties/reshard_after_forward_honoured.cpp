@@ -56,9 +56,8 @@ PostForwardSlices expected_post_forward_slices(const Scenario& sc, const RankRec
   return out;
 }
 
-std::string post_forward_slices_kept(const Scenario& sc, const RankRecord& r, const memory::TimelineEvent& e,
-                                     int step) {
-  const PostForwardSlices expected = expected_post_forward_slices(sc, r);
+std::string post_forward_slices_kept(const PostForwardSlices& expected, const RankRecord& r,
+                                     const memory::TimelineEvent& e, int step) {
   const int64_t held = e.ledger[static_cast<std::size_t>(memory::BufferKind::ShardedPostForward)];
   if (held == expected.bytes) return "";
   return "rank " + std::to_string(r.rank) + " step " + std::to_string(step + 1) + ": after " +
@@ -77,12 +76,13 @@ Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord
   // latter is reported when both exist (the more specific case: a forward no backward follows).
   std::string training, evaluation;
   for (const RankRecord& r : run.ranks) {
+    const PostForwardSlices slices = expected_post_forward_slices(sc, r);  // the same after every forward
     for (int step = 0; step < sc.steps; ++step) {
       for (const auto& e : r.events_of_step(step, "train")) {
         if (e.event != "forward_end" && e.event != "eval_forward_end") continue;
         std::string& slot = e.event == "eval_forward_end" ? evaluation : training;
         if (!slot.empty()) continue;
-        if (run.observed.ledger) slot = post_forward_slices_kept(sc, r, e, step);
+        if (run.observed.ledger) slot = post_forward_slices_kept(slices, r, e, step);
         if (!slot.empty()) continue;
         for (const auto& [path, spec] : sc.fully_shard) {
           const std::string group = path.empty() ? "root" : path;
