@@ -19,12 +19,9 @@ Verdict check_peak_within_bound(const Scenario& sc, const RunRecord& run) {
               "reset_peak the probe's peak was " + std::to_string(r.peak_above_current_at_reset) +
                   " bytes above its current bytes (every peak figure then includes what came before training, such "
                   "as building the full model before sharding)"};
-    std::map<std::string, int64_t> unsharded;  // group -> all-gather bytes
+    std::map<std::string, int64_t> unsharded = all_gather_bytes_by_group(r);
     int64_t sharded = 0;
-    for (const ShardRecord& s : r.shards) {
-      unsharded[s.group] += s.unsharded_bytes;
-      sharded += s.padded_bytes;
-    }
+    for (const ShardRecord& s : r.shards) sharded += s.padded_bytes;
     int64_t block = 0;
     for (const auto& [g, b] : unsharded)
       if (g != "root") block = std::max(block, b);

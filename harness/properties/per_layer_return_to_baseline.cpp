@@ -125,10 +125,8 @@ int64_t reduce_scatter_bound(const Scenario& sc, const RankRecord& r, const std:
 
 // The largest flat all-gather output of any group on this rank (padded, in the param dtype).
 int64_t largest_all_gather(const RankRecord& r) {
-  std::map<std::string, int64_t> by_group;
-  for (const ShardRecord& s : r.shards) by_group[s.group] += s.unsharded_bytes;
   int64_t largest = 0;
-  for (const auto& [g, b] : by_group) largest = std::max(largest, b);
+  for (const auto& [g, b] : all_gather_bytes_by_group(r)) largest = std::max(largest, b);
   return largest;
 }
 

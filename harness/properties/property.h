@@ -6,11 +6,20 @@
 #include "harness/run/run_record.h"
 #include "harness/scenario/scenario.h"
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace shardfuzz::harness {
+
+// Each FSDP group's whole all-gather output on this rank (padded, in the param dtype), by group.
+inline std::map<std::string, int64_t> all_gather_bytes_by_group(const RankRecord& r) {
+  std::map<std::string, int64_t> by_group;
+  for (const ShardRecord& s : r.shards) by_group[s.group] += s.unsharded_bytes;
+  return by_group;
+}
 
 struct Verdict {
   std::string property;

@@ -34,12 +34,9 @@ struct PostForwardSlices {
 };
 
 PostForwardSlices expected_post_forward_slices(const Scenario& sc, const RankRecord& r) {
-  std::map<std::string, std::pair<int64_t, int>> by_group;  // all-gather bytes, shard group size
-  for (const ShardRecord& s : r.shards) {
-    auto& [bytes, size] = by_group[s.group];
-    bytes += s.unsharded_bytes;
-    size = s.shard_size;
-  }
+  const std::map<std::string, int64_t> by_group = all_gather_bytes_by_group(r);
+  std::map<std::string, int> shard_size;
+  for (const ShardRecord& s : r.shards) shard_size[s.group] = s.shard_size;
   PostForwardSlices out;
   for (const auto& [path, spec] : sc.fully_shard) {
     const auto& raf = spec.reshard_after_forward;
@@ -47,7 +44,8 @@ PostForwardSlices expected_post_forward_slices(const Scenario& sc, const RankRec
     if (path.empty() && sc.profile.root_never_reshards_after_forward) continue;  // the root keeps everything
     const auto it = by_group.find(path.empty() ? "root" : path);
     if (it == by_group.end()) continue;
-    const auto [bytes, size] = it->second;
+    const int64_t bytes = it->second;
+    const int size = shard_size.at(it->first);
     if (raf.n <= 1 || raf.n >= size) continue;
     out.bytes += bytes / raf.n;
     out.groups += (out.groups.empty() ? "" : ", ") + it->first + " (N=" + std::to_string(raf.n) + " of " +
