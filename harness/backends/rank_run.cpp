@@ -4,6 +4,7 @@
 
 #include "harness/model/model_builder.h"
 #include "harness/subprocess/resident_set.h"
+#include "runtime/ac/checkpoint.h"
 #include "runtime/comm/faulty_communicator.h"
 #include "runtime/compat/torch_compat.h"
 #include "runtime/comm/thread_world.h"
@@ -270,6 +271,7 @@ void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communica
   {
     fsdp::RankRuntime rt(rank, sc.profile, probe);
     rt.set_timeline_enabled(options.record_timeline);
+    ac::RegionObserverGuard checkpoints(rt.checkpoint_observer());
     rt.set_check_finite_grads(std::any_of(sc.faults.begin(), sc.faults.end(),
                                           [](const FaultSpec& f) { return f.is_nonfinite(); }));
     {

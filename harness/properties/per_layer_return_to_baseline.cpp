@@ -205,6 +205,7 @@ std::string check_step(const Scenario& sc, const RunRecord& run, const RankRecor
   const memory::TimelineEvent* first_in_pass = nullptr;
   for (std::size_t k = 0; k < events.size(); ++k) {
     const auto& e = events[k];
+    if (e.category == "ac") continue;  // a checkpoint region's report, within the phase
     if (e.category != "fsdp") {
       prev_block = first_in_pass = nullptr;  // a new phase (micro-batch forward or backward): compare within one backward only
       continue;

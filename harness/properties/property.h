@@ -56,6 +56,7 @@ Verdict check_nonfinite_reported(const Scenario&, const RunRecord&);
 Verdict check_per_layer_return_to_baseline(const Scenario&, const RunRecord&);
 Verdict check_reshard_after_forward_honoured(const Scenario&, const RunRecord&);
 Verdict check_prefetch_schedule_honoured(const Scenario&, const RunRecord&);
+Verdict check_checkpoint_policy_honoured(const Scenario&, const RunRecord&);
 Verdict check_flat_end_of_step_memory(const Scenario&, const RunRecord&);
 Verdict check_teardown_to_baseline(const Scenario&, const RunRecord&);
 Verdict check_params_stored_as_planned(const Scenario&, const RunRecord&);

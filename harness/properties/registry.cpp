@@ -33,6 +33,11 @@ const std::vector<Property>& all_properties() {
        "forward ended before the issuer's, explicit lists replace it and are issued exactly, a prefetch of a sharded "
        "group all-gathers at once, a skip only of a group with no backward left, no all-gather twice for one use",
        check_prefetch_schedule_honoured},
+      {"checkpoint_policy_honoured",
+       "every activation-checkpoint region runs the mode asked: selective_ops keeps every matmul-like output in "
+       "forward and its recompute runs none again; the others keep nothing; each forward that saved recomputes "
+       "once in the backward that follows, running what the forward ran; no region where none was asked",
+       check_checkpoint_policy_honoured},
       {"flat_end_of_step_memory", "allocator bytes at the end of every step from step 2 on are equal",
        check_flat_end_of_step_memory},
       {"teardown_to_baseline", "after teardown every rank's allocator bytes are back to the pre-model baseline",

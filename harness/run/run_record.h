@@ -78,6 +78,7 @@ struct Observed {
   bool baseline = true;      // RankRecord baseline, teardown and training peak bytes
   bool shard_values = true;  // ShardRecord::local holds values the native reference reproduces
   bool values = true;        // tensors held values (false: a shape-only run, sizes and bytes only)
+  bool checkpoints = true;   // "ac" events: what each activation-checkpoint region ran (runtime/ac)
 };
 
 // A planned fault that fired (Scenario::faults), when and where.

@@ -21,7 +21,9 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -55,5 +57,36 @@ struct CheckpointCounters {
   std::size_t outputs_reused = 0;  // kept outputs handed back during a recompute
 };
 CheckpointCounters& checkpoint_counters();
+
+// What one checkpoint region did in one pass, as whoever observes it (the rank runtime's timeline,
+// as "checkpoint_forward" and "checkpoint_recompute" events of category "ac") sees it: enough for a
+// property to judge the policy the scenario asked for without trusting the region's own mode.
+struct RegionReport {
+  enum class Pass { Forward, Recompute };
+  Pass pass = Pass::Forward;
+  std::string where;  // the region's module path
+  CheckpointMode mode = CheckpointMode::None;
+  std::size_t saves = 0;            // forward: tensors dropped into slots; recompute: slots refilled
+  std::size_t matmul_like_ran = 0;  // matmul-like ops that computed in this pass (not handed back)
+  std::size_t outputs_kept = 0;     // forward: matmul-like outputs kept for the recompute
+  int64_t bytes_kept = 0;           // their bytes
+  std::size_t outputs_reused = 0;   // recompute: kept outputs handed back instead of computed
+};
+const char* to_string(RegionReport::Pass pass);
+using RegionObserver = std::function<void(const RegionReport&)>;
+
+// Makes `observer` this thread's for the guard's lifetime. A region keeps the observer that was
+// current when its forward ran and reports its recompute there too, whichever thread runs backward
+// (on a device the autograd engine runs it on its own threads).
+class RegionObserverGuard {
+ public:
+  explicit RegionObserverGuard(RegionObserver observer);
+  ~RegionObserverGuard();
+  RegionObserverGuard(const RegionObserverGuard&) = delete;
+  RegionObserverGuard& operator=(const RegionObserverGuard&) = delete;
+
+ private:
+  std::shared_ptr<const RegionObserver> previous_;
+};
 
 }  // namespace shardfuzz::ac

@@ -35,6 +35,25 @@ ParamGroup* RankRuntime::find_group(const std::string& name) const {
   return nullptr;
 }
 
+RankRuntime::~RankRuntime() { self_->store(nullptr); }
+
+ac::RegionObserver RankRuntime::checkpoint_observer() {
+  std::weak_ptr<std::atomic<RankRuntime*>> self = self_;
+  return [self](const ac::RegionReport& r) {
+    auto alive = self.lock();
+    RankRuntime* rt = alive ? alive->load() : nullptr;
+    if (!rt) return;
+    rt->record(ac::to_string(r.pass), r.where,
+               {{"mode", ac::to_string(r.mode)},
+                {"saves", r.saves},
+                {"matmul_like_ran", r.matmul_like_ran},
+                {"outputs_kept", r.outputs_kept},
+                {"bytes_kept", r.bytes_kept},
+                {"outputs_reused", r.outputs_reused}},
+               "ac");
+  };
+}
+
 void RankRuntime::record(const std::string& event, const std::string& group, nlohmann::json detail,
                          const std::string& category) {
   if (!timeline_enabled_) return;

@@ -3,6 +3,7 @@
 // snapshots: which hold a pending all-gather, which are unsharded).
 #pragma once
 
+#include "runtime/ac/checkpoint.h"
 #include "runtime/semantics/profile.h"
 #include "runtime/memory/ledger.h"
 #include "runtime/memory/probe.h"
@@ -10,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +25,7 @@ class RankRuntime {
  public:
   // `probe`: where this rank's tensors live and its bytes are read (the CPU allocator by default).
   RankRuntime(int rank, semantics::Profile profile, memory::Probe probe = memory::Probe::cpu());
+  ~RankRuntime();
   RankRuntime(const RankRuntime&) = delete;
   RankRuntime& operator=(const RankRuntime&) = delete;
 
@@ -52,6 +55,11 @@ class RankRuntime {
   // naming the first parameter (off by default: it costs a pass over every gradient).
   void set_check_finite_grads(bool on) { check_finite_grads_ = on; }
   bool check_finite_grads() const { return check_finite_grads_; }
+  // Records what this rank's activation-checkpoint regions report as "checkpoint_forward" and
+  // "checkpoint_recompute" events of category "ac" (group: the region's module path; detail: mode,
+  // saves, matmul_like_ran, outputs_kept, bytes_kept, outputs_reused). Install it with
+  // ac::RegionObserverGuard; it does nothing once this runtime is gone (a region may outlive it).
+  ac::RegionObserver checkpoint_observer();
 
  private:
   int rank_;
@@ -66,6 +74,7 @@ class RankRuntime {
   int64_t baseline_bytes_ = 0;
   mutable std::mutex mu_;
   std::vector<ParamGroup*> groups_;
+  std::shared_ptr<std::atomic<RankRuntime*>> self_ = std::make_shared<std::atomic<RankRuntime*>>(this);
 };
 
 }  // namespace shardfuzz::fsdp

@@ -6,6 +6,8 @@
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -93,19 +95,21 @@ void ShardedOptimizer::zero_grad() {
     for (auto& p : g->params()) p.clear_sharded_grad();
 }
 
-ReferenceOptimizer::ReferenceOptimizer(std::vector<at::Tensor*> params, OptimizerConfig config)
-    : params_(std::move(params)), config_(config), slots_(params_.size()) {
-  for (std::size_t i = 0; i < params_.size(); ++i) slots_[i].param = *params_[i];
+ReferenceOptimizer::ReferenceOptimizer(std::vector<at::Tensor*> params, OptimizerConfig c) : params_(std::move(params)) {
+  std::vector<at::Tensor> trainable;  // a frozen parameter never gets a gradient: the optimizer skips it anyway
+  for (at::Tensor* p : params_)
+    if (p->requires_grad()) trainable.push_back(*p);
+  if (c.kind == OptimizerConfig::Kind::Sgd)
+    impl_ = std::make_unique<torch::optim::SGD>(trainable, torch::optim::SGDOptions(c.lr).weight_decay(c.weight_decay));
+  else
+    impl_ = std::make_unique<torch::optim::AdamW>(
+        trainable,
+        torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(c.weight_decay));
 }
 
-void ReferenceOptimizer::step() {
-  ++step_;
-  for (std::size_t i = 0; i < params_.size(); ++i) {
-    at::Tensor grad = params_[i]->grad();
-    if (!params_[i]->requires_grad() || !grad.defined()) continue;
-    slots_[i].update(grad, step_, config_, nullptr, "");
-  }
-}
+ReferenceOptimizer::~ReferenceOptimizer() = default;
+
+void ReferenceOptimizer::step() { impl_->step(); }
 
 void ReferenceOptimizer::zero_grad() {
   for (at::Tensor* p : params_) p->mutable_grad() = at::Tensor();

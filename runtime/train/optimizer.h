@@ -1,5 +1,6 @@
-// Optimizers on local shards (SGD, AdamW), and the same update on full tensors for the unsharded
-// reference, so parity compares one formula applied two ways.
+// Optimizers on local shards (SGD, AdamW), and the unsharded reference's optimizer: LibTorch's own
+// torch::optim::SGD / AdamW, so parity compares the runtime's update with an implementation it
+// does not share (a defect in ParamSlot::update cannot hide by being on both sides).
 #pragma once
 
 #include "runtime/memory/ledger.h"
@@ -10,6 +11,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace torch::optim {
+class Optimizer;
+}  // namespace torch::optim
 
 namespace shardfuzz::fsdp {
 class ParamGroup;
@@ -62,18 +67,21 @@ class ShardedOptimizer {
   int64_t step_ = 0;
 };
 
-// The same update on a plain module's full parameters (the unsharded reference).
+// The same configuration on a plain module's full parameters (the unsharded reference), stepped by
+// LibTorch's torch::optim (torch.optim's semantics: decoupled weight decay, per-parameter
+// bias-correction step counts).
 class ReferenceOptimizer {
  public:
   ReferenceOptimizer(std::vector<at::Tensor*> params, OptimizerConfig config);
+  ~ReferenceOptimizer();
+  ReferenceOptimizer(const ReferenceOptimizer&) = delete;
+  ReferenceOptimizer& operator=(const ReferenceOptimizer&) = delete;
   void step();
   void zero_grad();
 
  private:
   std::vector<at::Tensor*> params_;
-  OptimizerConfig config_;
-  std::vector<ParamSlot> slots_;
-  int64_t step_ = 0;
+  std::unique_ptr<torch::optim::Optimizer> impl_;
 };
 
 }  // namespace shardfuzz::train

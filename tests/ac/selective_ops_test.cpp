@@ -170,6 +170,38 @@ TEST(AcSelectiveOpsTest, ARecomputeThatRunsOtherMatmulsThanTheForwardIsCaught) {
   }
 }
 
+// The observer sees each region's forward and recompute (what checkpoint_policy_honoured judges):
+// layers in forward order, recomputes in reverse; the observer current at forward gets the recompute.
+TEST(AcSelectiveOpsTest, EachRegionReportsItsForwardAndItsRecomputeToTheObserver) {
+  at::Tensor x0 = random({5, 4}, 2);
+  for (CheckpointMode mode : {CheckpointMode::NonReentrant, CheckpointMode::Reentrant, CheckpointMode::SelectiveOps}) {
+    std::vector<RegionReport> seen;
+    Mlp mlp(300);
+    {
+      RegionObserverGuard observe([&](const RegionReport& r) { seen.push_back(r); });
+      mlp.run(mode, x0);
+    }
+    const char* name = to_string(mode);
+    ASSERT_EQ(seen.size(), 4u) << name;
+    const bool selective = mode == CheckpointMode::SelectiveOps;
+    for (int i = 0; i < 4; ++i) {
+      const RegionReport& r = seen[static_cast<std::size_t>(i)];
+      EXPECT_EQ(r.mode, mode) << name;
+      EXPECT_EQ(r.where, i < 2 ? "layers." + std::to_string(i) : "layers." + std::to_string(3 - i)) << name << " " << i;
+      EXPECT_EQ(r.pass, i < 2 ? RegionReport::Pass::Forward : RegionReport::Pass::Recompute) << name << " " << i;
+    }
+    // Forward: two linears per layer; selective keeps both outputs; only the reentrant forward saves nothing.
+    EXPECT_EQ(seen[0].matmul_like_ran, 2u) << name;
+    EXPECT_EQ(seen[0].outputs_kept, selective ? 2u : 0u) << name;
+    EXPECT_EQ(seen[0].bytes_kept, selective ? int64_t{(5 * 8 + 5 * 4) * sizeof(double)} : 0) << name;
+    EXPECT_EQ(seen[0].saves > 0, mode != CheckpointMode::Reentrant) << name;
+    // Recompute: selective reuses both outputs and runs no matmul; the others run both again.
+    EXPECT_EQ(seen[3].matmul_like_ran, selective ? 0u : 2u) << name;
+    EXPECT_EQ(seen[3].outputs_reused, selective ? 2u : 0u) << name;
+    if (mode != CheckpointMode::Reentrant) EXPECT_EQ(seen[3].saves, seen[0].saves) << name;
+  }
+}
+
 TEST(AcSelectiveOpsTest, ModeNamesRoundTrip) {
   EXPECT_STREQ(to_string(CheckpointMode::SelectiveOps), "selective_ops");
   EXPECT_EQ(checkpoint_mode_from_string("selective_ops"), CheckpointMode::SelectiveOps);

@@ -46,6 +46,7 @@ RunRecord run_record_from_recording(const std::vector<nlohmann::json>& rank_docs
   RunRecord run;
   run.backend = "torch";
   run.observed.ledger = false;
+  run.observed.checkpoints = false;
   run.observed.baseline = false;
   run.observed.shard_values = false;
   run.device = rank_docs.empty() ? "cpu" : rank_docs.front().value("device", "cpu");
