@@ -2,6 +2,7 @@
 #include "app/fuzz_command.h"
 
 #include "fuzz/coverage/edge_map.h"
+#include "fuzz/parallel_campaign.h"
 
 #include "app/exit_codes.h"
 #include "runtime/semantics/profile.h"
@@ -68,6 +69,16 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   cmd->add_option("--resume", o.resume,
                   "continue the campaign whose --out folder this is (its .campaign.json), e.g. after the harness was "
                   "killed; its saved options apply");
+  cmd->add_option("--jobs", o.jobs,
+                  "run the campaign as N local shards in parallel processes (OUT/jobs/I), merged into OUT; the cases "
+                  "run do not depend on N (default: the cores available; 1 for --differential, --coverage-guided and "
+                  "backends other than threads)");
+  cmd->add_option("--shard", o.shard,
+                  "I/N: run only the cases k with k % N == I (0 <= I < N), for a Slurm array, a Kubernetes Indexed "
+                  "Job or a CI matrix; `shardfuzz merge` unites the N output folders (docs/fleets.md)");
+  cmd->add_option("--findings-db", o.findings_db,
+                  "the findings database (SQLite) to record into and judge new / still failing / fixed against "
+                  "(default: OUT/findings.db; a nightly job keeps one between nights)");
   add_backend_flags(cmd, o.backend);
   cmd->add_flag("--differential", o.differential.on,
                 "run each case on the native runtime under the profile that models the installed torch AND on that "
@@ -96,6 +107,7 @@ harness::CampaignReport campaign_report(const fuzz::CampaignOptions& c, const fu
   report.cases = r.cases;
   report.torch_version = r.torch_version;
   report.profile = r.profile;
+  report.night = r.night;
   return report;
 }
 
@@ -120,7 +132,7 @@ void print_differential_summary(const nlohmann::json& d, std::size_t cases, std:
 int campaign(const fuzz::CampaignOptions& c, const CiReportFlags& reports, std::ostream& out, std::ostream& err) {
   fuzz::CampaignResult r;
   try {
-    r = fuzz::run_campaign(c, out);
+    r = c.jobs > 1 ? fuzz::run_parallel_campaign(c, out) : fuzz::run_campaign(c, out);
   } catch (const std::runtime_error& e) {  // the backend itself broke (torch not importable, ...)
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
@@ -163,6 +175,39 @@ int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   return campaign(c, o.reports, out, err);
+}
+
+// --shard I/N, --jobs and --findings-db.
+void set_fleet(const FuzzOptions& o, fuzz::CampaignOptions& c) {
+  if (!o.shard.empty()) {
+    const auto slash = o.shard.find('/');
+    std::size_t used_i = 0, used_n = 0;
+    int i = -1, n = 0;
+    try {
+      i = std::stoi(o.shard.substr(0, slash), &used_i);
+      n = std::stoi(o.shard.substr(slash == std::string::npos ? o.shard.size() : slash + 1), &used_n);
+    } catch (const std::exception&) {
+      i = -1;
+    }
+    if (slash == std::string::npos || used_i != slash || used_n != o.shard.size() - slash - 1 || n < 1 || i < 0 || i >= n)
+      throw std::invalid_argument("--shard: '" + o.shard + "' is not I/N with 0 <= I < N (e.g. 0/4)");
+    c.shard_index = i;
+    c.shard_count = n;
+  }
+  if (o.jobs < 0 || o.jobs > 1024) throw std::invalid_argument("--jobs: " + std::to_string(o.jobs) + " outside 1-1024");
+  c.jobs = o.jobs == 0 ? fuzz::available_cores() : o.jobs;
+  c.findings_db = o.findings_db;
+}
+
+// One job for what shares one state or one device: --differential (torch holds the GPU),
+// --coverage-guided (one corpus), backends that run ranks as processes of their own.
+void one_job_where_needed(const FuzzOptions& o, fuzz::CampaignOptions& c, std::ostream& out) {
+  if (c.jobs <= 1 || !(c.differential || c.coverage_guided || !is_embedded_default(o.backend))) return;
+  if (o.jobs > 1)
+    out << "fuzz: --jobs " << o.jobs << ": one job only for "
+        << (c.differential ? "--differential" : c.coverage_guided ? "--coverage-guided" : "the " + o.backend.backend + " backend")
+        << "\n";
+  c.jobs = 1;
 }
 
 // --coverage-guided and --corpus, refused in a build without the coverage hook.
@@ -216,6 +261,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     c.keep_going = o.keep_going;
     set_coverage_guidance(o, c);
     c.until_row = o.until_row;
+    set_fleet(o, c);
     c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
     c.command = command_line;
     c.recover = !o.backend.no_recovery;
@@ -251,6 +297,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
   }
+  one_job_where_needed(o, c, out);
   return campaign(c, o.reports, out, err);
 }
 

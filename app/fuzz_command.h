@@ -36,6 +36,9 @@ struct FuzzOptions {
   std::string case_timeout = "60s";
   int case_memory_mb = 4096;
   std::string resume;  // a campaign's --out folder
+  int jobs = 0;        // 0: the cores available (fuzz/parallel_campaign.h)
+  std::string shard;   // "I/N": this process's share of a fleet's campaign
+  std::string findings_db;  // "": OUT/findings.db
   CiReportFlags reports;
   DifferentialFlags differential;
 };

@@ -4,9 +4,11 @@
 #include "app/conform_command.h"
 #include "app/exit_codes.h"
 #include "app/export_command.h"
+#include "app/findings_command.h"
 #include "app/fuzz_command.h"
 #include "app/gen_command.h"
 #include "app/import_command.h"
+#include "app/merge_command.h"
 #include "app/shrink_command.h"
 #include "app/replay_command.h"
 #include "app/run_command.h"
@@ -80,6 +82,8 @@ std::vector<Command> command_table() {
       make_command<FuzzOptions>(
           "fuzz", add_fuzz_command,
           [](const auto& o, const Invocation& in) { return run_fuzz(o, in.command_line, in.out, in.err); }),
+      make_command<MergeOptions>("merge", add_merge_command,
+                                 [](const auto& o, const Invocation& in) { return run_merge(o, in.out, in.err); }),
       make_command<ShrinkOptions>(
           "shrink", add_shrink_command,
           [](const auto& o, const Invocation& in) { return run_shrink(o, in.command_line, in.out, in.err); }),
@@ -89,6 +93,8 @@ std::vector<Command> command_table() {
                                   [](const auto& o, const Invocation& in) { return run_import(o, in.out, in.err); }),
       make_command<ExportOptions>("export", add_export_command,
                                   [](const auto& o, const Invocation& in) { return run_export(o, in.out, in.err); }),
+      make_command<FindingsOptions>("findings", add_findings_command,
+                                    [](const auto& o, const Invocation& in) { return run_findings(o, in.out, in.err); }),
       rank_worker_command(),
   };
 }

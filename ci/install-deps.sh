@@ -10,6 +10,7 @@ PACKAGES=(
   libtomlplusplus-dev  # torchtitan job TOMLs (shardfuzz import; header-only)
   libopenblas0-pthread  # the libblas.so.3 LibTorch calls: 3-4x the reference BLAS (docs/runtime.md)
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlitecpp-dev libsqlite3-dev  # the findings database across nights (fuzz/findings)
   python3  # compiles the exported torch reproducers (py_compile) in the tests
   libjs-chart.js chromium  # HTML reports' plots, and their end-to-end test in headless Chromium
 )

@@ -1,6 +1,7 @@
 // The campaign loop.
 #include "fuzz/campaign.h"
 
+#include "fuzz/campaign_findings_db.h"
 #include "fuzz/coverage/edge_map.h"
 #include "fuzz/coverage_guidance.h"
 #include "fuzz/gen/generate.h"
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <set>
 #include <unistd.h>
 
@@ -26,6 +28,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Whether a parallel campaign's stop file says case k comes after its first finding.
+bool stopped_before(const std::string& stop_file, int k) {
+  if (stop_file.empty()) return false;
+  std::ifstream in(stop_file);
+  long last = 0;
+  return in >> last && k > last;
+}
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -175,10 +185,14 @@ class Session {
 
   double elapsed() const { return spent_before_ + seconds_since(t0_); }
   bool tty() const { return tty_; }
-  // Whether case k is past the campaign's --cases or --time.
+  // Whether case k is past the campaign's --cases or --time, or past where a parallel campaign's
+  // first finding stopped it.
   bool over(int k) const {
-    return (options_.cases && k >= *options_.cases) || (options_.seconds && elapsed() >= *options_.seconds);
+    return (options_.cases && k >= *options_.cases) || (options_.seconds && elapsed() >= *options_.seconds) ||
+           stopped_before(options_.stop_file, k);
   }
+  // This shard's cases among [0, next_case).
+  int cases_done() const { return options_.shard_cases_before(state.next_case); }
   void case_done(int k) {
     state.next_case = k + 1;
     save();
@@ -192,11 +206,11 @@ class Session {
     // Time left: by the clock when --time is set, else estimated from the rate for --cases.
     double left = options_.seconds ? std::max(0.0, *options_.seconds - elapsed()) : -1;
     if (options_.cases && rate > 0) {
-      const double by_cases = std::max(0, *options_.cases - state.next_case) / rate;
+      const double by_cases = std::max(0, options_.shard_cases_before(*options_.cases) - cases_done()) / rate;
       left = left < 0 ? by_cases : std::min(left, by_cases);
     }
     char line[256];
-    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", state.next_case, rate,
+    std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %zu finding(s)%s", cases_done(), rate,
                   state.findings.size(),
                   left >= 0 && !final ? (", " + std::to_string(static_cast<int>(left)) + " s left").c_str() : "");
     out_ << (tty_ && !final ? "\r" : "") << line << (tty_ && !final ? "" : "\n") << std::flush;
@@ -204,7 +218,7 @@ class Session {
   CampaignResult finish() {
     state.finished = true;  // by its own limits or its first finding; a killed campaign never gets here
     save();
-    result_.cases_run = state.next_case;
+    result_.cases_run = cases_done();
     result_.elapsed_seconds = seconds_since(t0_);
     report(true);
     return result_;
@@ -215,6 +229,7 @@ class Session {
  private:
   void save() {
     state.elapsed_seconds = elapsed();
+    state.cases_run = cases_done();
     save_campaign_state(options_.out_dir, state);
   }
 
@@ -348,7 +363,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
   // most cases fail the same way. The repeats stay in the per-case results.
   std::set<std::string> shrunk;
   const std::unique_ptr<Guidance> guidance = guidance_for(options, out);
+  CampaignFindingsDb db(options, options.torch_and_native ? options.torch_and_native->options().model.version : "");
   for (int k = session.state.next_case; !session.over(k); ++k) {
+    if (!options.in_shard(k)) continue;  // another shard's case
     const uint64_t seed = case_seed(options.seed, k);
     const int size = case_size(k);
     const Guidance::Draw draw =
@@ -398,6 +415,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     session.state.findings.push_back({k, seed, f.property, f.path, f.zoo});
     session.case_done(k);
     f.seconds_to_shrink = session.elapsed();
+    db.record(f);
     print_finding(f, out);
     const bool ends = ends_campaign(options, f);
     result.findings.push_back(std::move(f));
@@ -408,6 +426,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     result.profile = options.torch_and_native->options().model.profile;
   }
   if (guidance) report_coverage(*guidance, options, out);
+  // A whole campaign replays the known findings it did not see (a shard cannot tell: its parent or
+  // `merge` sees the whole).
+  if (options.shard_count == 1 && options.findings_run == 0) result.night = db.close(runner);
   return session.finish();
 }
 

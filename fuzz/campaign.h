@@ -66,6 +66,8 @@ struct CampaignResult {
   std::vector<CaseOutcome> cases;  // differential campaigns: every case of this session
   std::string torch_version;       // differential campaigns: the torch they watched, and its model
   std::string profile;
+  // A whole campaign's night against its findings database: new, still failing, fixed.
+  std::optional<harness::CampaignReport::Night> night;
 };
 
 // The seed and size of case k of a campaign seeded with `seed`.

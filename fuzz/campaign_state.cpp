@@ -60,7 +60,13 @@ void save_campaign_state(const std::string& dir, const CampaignState& s) {
             {"isolate", p.isolation.has_value()},
             {"case_timeout_ms", p.isolation ? p.isolation->wall.count() : 0},
             {"case_memory_bytes", p.isolation ? p.isolation->memory_bytes : 0},
+            {"shard", {{"index", p.shard_index}, {"count", p.shard_count}}},
+            {"jobs", p.jobs},
+            {"stop_file", p.stop_file},
+            {"findings_db", p.findings_db},
+            {"findings_run", p.findings_run},
             {"next_case", s.next_case},
+            {"cases_run", s.cases_run},
             {"elapsed_seconds", s.elapsed_seconds},
             {"sessions", s.sessions},
             {"finished", s.finished},
@@ -113,8 +119,21 @@ CampaignState load_campaign_state(const std::string& dir) {
                                           field<int64_t>(j, "case_memory_bytes", w)};
   if (isolate) p.isolation = limits;
   else p.isolation.reset();
+  if (j.contains("shard")) {  // absent before fleets existed
+    const json shard = field<json>(j, "shard", w);
+    p.shard_index = field<int>(shard, "index", w + "shard.");
+    p.shard_count = field<int>(shard, "count", w + "shard.");
+    if (p.shard_count < 1 || p.shard_index < 0 || p.shard_index >= p.shard_count)
+      throw std::invalid_argument(w + "shard: " + shard.dump() + " is not an index I in [0, N) of N >= 1 shards");
+  }
+  p.jobs = j.contains("jobs") ? field<int>(j, "jobs", w) : 1;
+  if (p.jobs < 1) throw std::invalid_argument(w + "jobs: " + std::to_string(p.jobs) + " is below 1");
+  p.stop_file = j.contains("stop_file") ? field<std::string>(j, "stop_file", w) : "";
+  p.findings_db = j.contains("findings_db") ? field<std::string>(j, "findings_db", w) : "";
+  p.findings_run = j.contains("findings_run") ? field<int64_t>(j, "findings_run", w) : 0;
   s.next_case = field<int>(j, "next_case", w);
   if (s.next_case < 0) throw std::invalid_argument(w + "next_case: " + std::to_string(s.next_case) + " is negative");
+  s.cases_run = j.contains("cases_run") ? field<int>(j, "cases_run", w) : -1;
   s.elapsed_seconds = field<double>(j, "elapsed_seconds", w);
   s.sessions = field<int>(j, "sessions", w);
   s.finished = field<bool>(j, "finished", w);

@@ -51,6 +51,26 @@ struct CampaignPlan {
   std::string corpus_dir;  // "": OUT/corpus
   // Each native run in a child process under these limits (nullopt: in this process).
   std::optional<harness::isolation::Limits> isolation = harness::isolation::Limits{};
+  // A fleet's share (--shard I/N): this campaign runs the cases k with k % shard_count ==
+  // shard_index, so N processes (a Slurm array, an Indexed Job, a CI matrix) with one plan split
+  // one campaign deterministically and `shardfuzz merge` unites their folders.
+  int shard_index = 0;
+  int shard_count = 1;
+  // --jobs N: the campaign ran as N local shards (OUT/jobs/I, fuzz/parallel_campaign.h).
+  int jobs = 1;
+  // A parallel campaign that stops at its first finding: a case past the index written in this file
+  // (by the parent when a shard finds one) is not run, so no shard runs on past the first finding.
+  std::string stop_file;
+  // The findings database (fuzz/campaign_findings_db.h): "" for OUT/findings.db, or a path the
+  // nightly job keeps between nights; findings_run > 0: record into that run (a --jobs shard).
+  std::string findings_db;
+  int64_t findings_run = 0;
+
+  bool in_shard(int k) const { return k % shard_count == shard_index; }
+  // How many of the cases [0, next_case) are this shard's.
+  int shard_cases_before(int next_case) const {
+    return next_case <= shard_index ? 0 : (next_case - shard_index + shard_count - 1) / shard_count;
+  }
 };
 
 struct CampaignState {
@@ -58,6 +78,7 @@ struct CampaignState {
   std::string backend = "threads";
   // How far it got.
   int next_case = 0;              // cases [0, next_case) are done, their findings written
+  int cases_run = -1;             // how many of them this campaign ran (a shard's share; -1: next_case)
   double elapsed_seconds = 0;     // wall clock spent over all sessions
   int sessions = 1;               // 1 + the number of resumes
   bool finished = false;          // it stopped by its own limits (not killed)
@@ -65,6 +86,9 @@ struct CampaignState {
 };
 
 inline constexpr const char* kCampaignStateFile = ".campaign.json";  // hidden: replay walks *.json
+// The campaign's findings database (fuzz/findings/findings_db.h) in its output folder, unless
+// --findings-db names one the nightly job keeps between nights.
+inline constexpr const char* kFindingsDbFile = "findings.db";
 
 std::string campaign_state_path(const std::string& dir);
 // Atomic: readers see the old state or the new one.

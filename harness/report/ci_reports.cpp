@@ -69,6 +69,51 @@ nlohmann::json replay_summary(const std::string& dir, const std::string& backend
   return j;
 }
 
+namespace {
+
+// One test case per known finding this night touched: new and still failing ones fail (the new
+// ones say so), fixed ones pass, ones that could not be replayed are skipped.
+void add_night_cases(const CampaignReport::Night& night, JUnitSuite& suite) {
+  const auto add = [&](const std::vector<CampaignReport::Known>& rows, const char* state, JUnitCase::Outcome outcome) {
+    for (const auto& k : rows) {
+      JUnitCase one;
+      one.classname = std::string("fuzz.findings.") + state;
+      one.name = k.signature;
+      one.outcome = outcome;
+      one.message = std::string(state) + ": " + k.property + " (bug zoo: " + k.zoo + "), first seen " + k.first_seen +
+                    ", seen " + std::to_string(k.count) + " time(s)";
+      one.text = "replay with: shardfuzz run " + k.reproducer_path + "\n";
+      suite.cases.push_back(std::move(one));
+    }
+  };
+  add(night.fresh, "new", JUnitCase::Outcome::Failed);
+  add(night.still_failing, "still_failing", JUnitCase::Outcome::Failed);
+  add(night.fixed, "fixed", JUnitCase::Outcome::Passed);
+  add(night.not_replayed, "not_replayed", JUnitCase::Outcome::Skipped);
+}
+
+nlohmann::json night_json(const CampaignReport::Night& night) {
+  const auto rows = [](const std::vector<CampaignReport::Known>& known) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& k : known)
+      out.push_back({{"signature", k.signature},
+                     {"property", k.property},
+                     {"zoo", k.zoo},
+                     {"first_seen", k.first_seen},
+                     {"last_seen", k.last_seen},
+                     {"count", k.count},
+                     {"reproducer", k.reproducer_path}});
+    return out;
+  };
+  return {{"database", night.database},
+          {"new", rows(night.fresh)},
+          {"still_failing", rows(night.still_failing)},
+          {"fixed", rows(night.fixed)},
+          {"not_replayed", rows(night.not_replayed)}};
+}
+
+}  // namespace
+
 JUnitSuite campaign_suite(const CampaignReport& r) {
   JUnitCase kase;
   kase.classname = "fuzz";
@@ -83,6 +128,7 @@ JUnitSuite campaign_suite(const CampaignReport& r) {
       kase.text += f.property + ": " + f.message + "\nreplay with: shardfuzz run " + f.path + "\n";
   }
   JUnitSuite suite{"fuzz " + r.out_dir, {kase}};
+  if (r.night) add_night_cases(*r.night, suite);
   for (const auto& c : r.cases) {
     JUnitCase one;
     one.classname = "fuzz.differential";
@@ -113,6 +159,7 @@ nlohmann::json campaign_summary(const CampaignReport& r) {
                              {"zoo", f.zoo},
                              {"seconds_to_find", f.seconds_to_find},
                              {"seconds_to_shrink", f.seconds_to_shrink}});
+  if (r.night) j["findings_db"] = night_json(*r.night);
   if (!r.torch_version.empty()) {
     // What a differential campaign's findings mean: torch changed, the native model is wrong, or a
     // property fails on both sides (a bug in that torch, as the native runtime models it).

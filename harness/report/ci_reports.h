@@ -67,6 +67,17 @@ struct CampaignReport {
   std::vector<Case> cases;     // differential campaigns only
   std::string torch_version;   // differential: the torch watched and the profile modelling it
   std::string profile;
+  // Against the findings database (fuzz/findings/findings_db.h), when the campaign kept one: each
+  // known finding this run touched, by what happened to it.
+  struct Known {
+    std::string signature, property, zoo, first_seen, last_seen, reproducer_path;
+    int64_t count = 0;
+  };
+  struct Night {
+    std::string database;  // its path
+    std::vector<Known> fresh, still_failing, fixed, not_replayed;
+  };
+  std::optional<Night> night;
 };
 
 // One test case for the campaign (and, for a differential one, one per case): failed when it has findings, each with its replay command.

@@ -36,7 +36,7 @@ std::set<std::string> reproducers_in(const std::string& dir) {
   std::set<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (name[0] != '.') names.insert(name);
+    if (name[0] != '.' && name.rfind(kFindingsDbFile, 0) != 0) names.insert(name);  // the database: not a report
   }
   return names;
 }
