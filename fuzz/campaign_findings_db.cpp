@@ -2,6 +2,7 @@
 #include "fuzz/campaign_findings_db.h"
 
 #include "fuzz/findings/signature.h"
+#include "harness/files/read_file.h"
 #include "harness/reproducer.h"
 #include "harness/scenario/scenario_json.h"
 
@@ -12,13 +13,6 @@
 
 namespace shardfuzz::fuzz {
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 harness::CampaignReport::Known known(const findings::FindingRow& row) {
   return {row.signature, row.property, row.zoo, row.first_seen, row.last_seen, row.reproducer_path, row.count};
@@ -54,7 +48,7 @@ void CampaignFindingsDb::record(const Finding& f) {
   in.shape = findings::structural_shape(f.minimal);
   in.torch_version = torch_version_;
   in.profile = f.minimal.profile.name;
-  in.reproducer_json = read_text(f.path);
+  in.reproducer_json = harness::read_file_or_empty(f.path);
   in.reproducer_path = f.path;
   in.reproducer_size = static_cast<int64_t>(harness::to_json(f.minimal).dump().size());
   db_->record(run_, in);

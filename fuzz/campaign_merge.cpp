@@ -2,11 +2,10 @@
 #include "fuzz/campaign_merge.h"
 
 #include "fuzz/findings/findings_db.h"
+#include "harness/files/read_file.h"
 #include "harness/files/write_file.h"
 
 #include <nlohmann/json.hpp>
-
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,21 +17,11 @@
 namespace shardfuzz::fuzz {
 namespace {
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
+bool exists(const std::string& path) { return std::filesystem::exists(path); }
 
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
   return std::filesystem::equivalent(a, b, ec);
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string base_name(const std::string& path) {
@@ -61,17 +50,17 @@ std::string copy_reproducer(const std::string& path, int shard, const std::strin
   std::string target = out_dir + "/" + base_name(path);
   if (!exists(path)) return path;  // named in the state, never written (a shard killed mid-finding)
   if (same_file(target, path)) return path;
-  if (exists(target) && read_text(target) != read_text(path))
+  if (exists(target) && harness::read_file_or_empty(target) != harness::read_file_or_empty(path))
     target = out_dir + "/" + stem(base_name(path)) + "-shard" + std::to_string(shard) + ".json";
-  harness::write_file_atomically(target, read_text(path));
+  harness::write_file_atomically(target, harness::read_file_or_empty(path));
   for (const char* beside : {".html", ".snapshot.json"})
-    if (exists(stem(path) + beside)) harness::write_file_atomically(stem(target) + beside, read_text(stem(path) + beside));
+    if (exists(stem(path) + beside)) harness::write_file_atomically(stem(target) + beside, harness::read_file_or_empty(stem(path) + beside));
   return target;
 }
 
 std::string message_of(const std::string& reproducer) {
   try {
-    return nlohmann::json::parse(read_text(reproducer)).value("message", "");
+    return nlohmann::json::parse(harness::read_file_or_empty(reproducer)).value("message", "");
   } catch (const std::exception&) {
     return "";
   }

@@ -1,6 +1,8 @@
 // Reproducer files and their replay.
 #include "harness/reproducer.h"
 
+#include "harness/files/read_file.h"
+
 #include "harness/isolation/child_process.h"
 #include "harness/files/json_files.h"
 #include "harness/properties/property.h"
@@ -20,14 +22,6 @@
 
 namespace shardfuzz::harness {
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
 
 std::string text_field(const nlohmann::json& j, const char* key) {
   if (!j.contains(key)) return "";
@@ -90,7 +84,7 @@ Reproducer reproducer_from_json(const nlohmann::json& j) {
 
 Reproducer load_reproducer(const std::string& path) {
   try {
-    return reproducer_from_json(nlohmann::json::parse(read_text(path)));
+    return reproducer_from_json(nlohmann::json::parse(read_file(path)));
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(path + ": " + e.what());
   } catch (const std::invalid_argument& e) {
@@ -99,7 +93,7 @@ Reproducer load_reproducer(const std::string& path) {
 }
 
 Scenario load_scenario_or_reproducer(const std::string& path) {
-  const std::string text = read_text(path);
+  const std::string text = read_file(path);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

@@ -2,6 +2,8 @@
 // reads back from the DOM.
 #include "harness/report/html_report.h"
 
+#include "harness/files/read_file.h"
+
 #include "harness/report/markup.h"
 #include "harness/scenario/scenario_json.h"
 
@@ -21,14 +23,6 @@ namespace shardfuzz::harness {
 namespace {
 
 using json = nlohmann::json;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string group_label(const std::string& g) { return g.empty() ? "root" : g; }
 
@@ -196,8 +190,8 @@ std::vector<std::string> culprit_groups(const RunRecord& run, const std::vector<
 }
 
 std::string chartjs_source() {
-  if (const char* env = std::getenv("SHARDFUZZ_CHARTJS"); env && *env) return read_file(env);
-  return read_file(SHARDFUZZ_CHARTJS_PATH);
+  if (const char* env = std::getenv("SHARDFUZZ_CHARTJS"); env && *env) return read_file_or_empty(env);
+  return read_file_or_empty(SHARDFUZZ_CHARTJS_PATH);
 }
 
 std::string html_report(const Scenario& sc, const RunRecord& run, const std::vector<Verdict>& verdicts,
