@@ -22,7 +22,7 @@ for mode in plain guided; do
   flags=()
   [[ $mode == guided ]] && flags=(--coverage-guided)
   log "$mode: fuzz --profile strict --time $TIME --seed $SEED ${flags[*]}"
-  ./build-cov/shardfuzz fuzz --profile strict --time "$TIME" --seed "$SEED" --keep-going --shrink-seconds 10 \
+  ./build-cov/shardfuzz fuzz --profile strict --time "$TIME" --seed "$SEED" --keep-going --shrink-seconds 10 --jobs 1 \
     --out "$OUT/$mode" "${flags[@]}" > "$OUT/$mode.log" 2>&1 || true
   grep -E "^fuzz: [0-9]+ cases in|^fuzz: coverage" "$OUT/$mode.log" | sed "s/^/$mode: /"
 done

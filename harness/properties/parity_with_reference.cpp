@@ -58,17 +58,27 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
   // the first step's losses (identical forwards) and, for one-step runs, the shards.
   bool routed = false;
   for (const BlockSpec& b : sc.blocks) routed = routed || b.kind == BlockSpec::Kind::RoutedMoe;
-  const bool first_step_only = (routed || sc.forwards_per_backward > 1) &&
-                               sc.compute_dtype() != c10::ScalarType::Float && sc.steps > 1;
+  const bool low_precision = sc.compute_dtype() != c10::ScalarType::Float;
+  std::size_t compared = (routed || sc.forwards_per_backward > 1) && low_precision ? 1 : ref.losses.size();
+  // In bfloat16 a loss that grows fast amplifies the two sides' different roundings with it (found
+  // by a 5-minute strict campaign: a single root group at world 4 whose loss went 1.7 -> 16 -> 59
+  // ended 2.3% off the reference, while the same run in float32 is 16% away from either and
+  // matches its own reference to 1e-4). Steps are compared while the reference's |loss| stays
+  // within kParityGrowthLowPrecision x its first step's, the shards only if every step was.
+  if (low_precision)
+    for (std::size_t s = 1; s < compared; ++s)
+      for (double l : ref.losses[s])
+        if (std::abs(l) > Tolerances::kParityGrowthLowPrecision * std::max(1.0, first)) compared = std::min(compared, s);
+  const bool first_steps_only = compared < ref.losses.size();
   for (const RankRecord& r : run.ranks) {
-    for (std::size_t s = 0; s < r.losses.size() && s < ref.losses.size() && (s == 0 || !first_step_only); ++s) {
+    for (std::size_t s = 0; s < r.losses.size() && s < compared; ++s) {
       const double want = ref.losses[s][static_cast<std::size_t>(r.rank)];
       if (std::abs(r.losses[s] - want) > rtol * std::max(1.0, std::abs(want)))
         return {"parity_with_reference", false, false,
                 "rank " + std::to_string(r.rank) + " step " + std::to_string(s + 1) + ": loss " +
                     std::to_string(r.losses[s]) + " vs reference " + std::to_string(want)};
     }
-    if (first_step_only) continue;
+    if (first_steps_only) continue;
     for (const ShardRecord& shard : r.shards) {
       auto it = full.find(shard.fqn);
       if (it == full.end())
@@ -92,10 +102,10 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
       }
     }
   }
-  if (first_step_only)
+  if (first_steps_only)
     return {"parity_with_reference", true, false,
-            "first-step losses match the reference (bfloat16 with top-k routing or several forwards per backward: "
-            "later steps and shards not compared)"};
+            "the first " + std::to_string(compared) + " step(s)' losses match the reference (bfloat16 with top-k "
+            "routing, several forwards per backward or a fast-growing loss: later steps and shards not compared)"};
   return {"parity_with_reference", true, false, "losses and shards match the reference"};
 }
 

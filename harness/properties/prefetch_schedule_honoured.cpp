@@ -179,17 +179,17 @@ class RankCheck {
   std::string duplicate_all_gather(const memory::TimelineEvent& e) {
     const std::string state = e.detail.value("state", "?");
     const auto earlier = model_.gathered.find(e.group);
-    const std::optional<std::size_t> earlier_at =
-        earlier == model_.gathered.end() ? std::nullopt : std::optional<std::size_t>(earlier->second);
+    const bool gathered_before = earlier != model_.gathered.end();
+    const std::size_t earlier_at = gathered_before ? earlier->second : 0;
     model_.gathered[e.group] = k_;
     const std::string again = "duplicate all-gather: " + e.group + " was all-gathered again (state " + state + ")";
     if (const memory::TimelineEvent* prev = before()) {
       if (contains(prev->pending_all_gather, e.group)) return again + " while its earlier all-gather was still pending, unconsumed";
       if (contains(prev->unsharded, e.group)) return again + " while it already held its unsharded parameters";
     }
-    if (earlier_at)
-      return again + "; its all-gather at event #" + std::to_string(*earlier_at) + " (state " +
-             ev_[*earlier_at].detail.value("state", "?") +
+    if (gathered_before)
+      return again + "; its all-gather at event #" + std::to_string(earlier_at) + " (state " +
+             ev_[earlier_at].detail.value("state", "?") +
              ") was not resharded, finalized or dropped by a policy that allows it since: it was thrown away";
     return "";
   }
