@@ -7,6 +7,8 @@
 #include "runtime/comm/thread_world.h"
 
 #include <ATen/ATen.h>
+#include "bench/steady_rows.h"
+
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -75,9 +77,9 @@ void BM_ReduceScatter(benchmark::State& state) {
   });
 }
 
-BENCHMARK(BM_Memcpy)->Arg(1 << 20)->Arg(64 << 20)->UseRealTime();
-BENCHMARK(BM_AllGather)->Arg(1 << 20)->Arg(64 << 20)->UseManualTime();
-BENCHMARK(BM_ReduceScatter)->Arg(1 << 20)->Arg(64 << 20)->UseManualTime();
+BENCHMARK(BM_Memcpy)->Arg(1 << 20)->Arg(64 << 20)->UseRealTime()->Apply(steady);
+BENCHMARK(BM_AllGather)->Arg(1 << 20)->Arg(64 << 20)->UseManualTime()->Apply(steady);
+BENCHMARK(BM_ReduceScatter)->Arg(1 << 20)->Arg(64 << 20)->UseManualTime()->Apply(steady);
 
 }  // namespace
 }  // namespace shardfuzz::bench

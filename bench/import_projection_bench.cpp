@@ -7,6 +7,8 @@
 #include "harness/import/projection.h"
 #include "harness/import/torchtitan_job.h"
 
+#include "bench/steady_rows.h"
+
 #include <benchmark/benchmark.h>
 
 namespace shardfuzz::bench {
@@ -26,11 +28,11 @@ void BM_ImportProjectionQwen3_235B(benchmark::State& state, const char* profile,
 }
 using harness::import::Widths;
 BENCHMARK_CAPTURE(BM_ImportProjectionQwen3_235B, shape_only_torch_2_9, "torch-2.9", Widths::Real)
-    ->Unit(benchmark::kMillisecond)->Iterations(3);
+    ->Unit(benchmark::kMillisecond)->Apply(steady);
 BENCHMARK_CAPTURE(BM_ImportProjectionQwen3_235B, shape_only_torch_2_11, "torch-2.11", Widths::Real)
-    ->Unit(benchmark::kMillisecond)->Iterations(3);
+    ->Unit(benchmark::kMillisecond)->Apply(steady);
 BENCHMARK_CAPTURE(BM_ImportProjectionQwen3_235B, small_widths_torch_2_9, "torch-2.9", Widths::Small)
-    ->Unit(benchmark::kMillisecond)->Iterations(3);
+    ->Unit(benchmark::kMillisecond)->Apply(steady);
 
 }  // namespace
 }  // namespace shardfuzz::bench

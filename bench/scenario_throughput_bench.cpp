@@ -4,9 +4,12 @@
 #include "fuzz/case_runner.h"
 #include "harness/backends/process/process_backend.h"
 #include "harness/properties/property.h"
+#include "harness/reference/reference.h"
 #include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
 #include "runtime/memory/device_memory.h"
+
+#include "bench/steady_rows.h"
 
 #include <benchmark/benchmark.h>
 
@@ -26,7 +29,7 @@ void BM_StandardSmallRun(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());  // items/s = scenarios per second
 }
-BENCHMARK(BM_StandardSmallRun)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StandardSmallRun)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
 // The same run without the timeline (each event's allocator read, ledger totals and group scan):
 // the ratio of the two is what the probe and timeline cost.
@@ -41,11 +44,14 @@ void BM_StandardSmallRunNoTimeline(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_StandardSmallRunNoTimeline)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StandardSmallRunNoTimeline)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
+// A fuzz case is a scenario never run before: each iteration draws new weights and batches (the
+// scenario's seed), so the unsharded reference is trained in every case as a campaign's are.
 void BM_StandardSmallCase(benchmark::State& state) {
-  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
   for (auto _ : state) {
+    ++sc.seed;
     const harness::RunRecord run = harness::run_threads(sc);
     auto verdicts = harness::check_properties(sc, run);
     benchmark::DoNotOptimize(verdicts);
@@ -53,34 +59,41 @@ void BM_StandardSmallCase(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
 // The same case as a campaign runs it with per-case isolation (the default): in the persistent
 // worker child (fuzz/case_runner.h), the scenario and its verdict crossing the pipe each way.
 // Side by side with BM_StandardSmallCase in one run: the isolation's cost.
 void BM_StandardSmallCaseIsolated(benchmark::State& state) {
-  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
   fuzz::CaseRunner runner(harness::threads_backend(), harness::isolation::Limits{});
   runner.check(sc);  // starts the worker
   for (auto _ : state) {
+    ++sc.seed;  // a new case, its reference trained in the worker
     const fuzz::CaseCheck check = runner.check(sc);
     if (check.property) state.SkipWithError(check.message.c_str());
   }
   state.counters["workers_started"] = runner.workers_started();
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_StandardSmallCaseIsolated)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StandardSmallCaseIsolated)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
 // Where a standard small case's time goes: the run, then each property, in milliseconds per case
 // (counters ms_<property>; the profile behind the throughput row of docs/performance.md).
 void BM_StandardSmallCaseBreakdown(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
-  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  harness::RunOptions without_reference;
+  without_reference.reference = false;
   std::map<std::string, double> seconds;
   for (auto _ : state) {
+    ++sc.seed;  // a new case: its reference is trained, as a campaign's are
     auto t = Clock::now();
-    const harness::RunRecord run = harness::run_threads(sc);
+    harness::RunRecord run = harness::run_threads(sc, without_reference);
     seconds["run"] += std::chrono::duration<double>(Clock::now() - t).count();
+    t = Clock::now();
+    harness::attach_reference(sc, run);
+    seconds["reference"] += std::chrono::duration<double>(Clock::now() - t).count();
     for (const harness::Property& p : harness::all_properties()) {
       t = Clock::now();
       benchmark::DoNotOptimize(p.check(sc, run));
@@ -91,7 +104,7 @@ void BM_StandardSmallCaseBreakdown(benchmark::State& state) {
     state.counters["ms_" + name] = 1e3 * s / static_cast<double>(state.iterations());
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_StandardSmallCaseBreakdown)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StandardSmallCaseBreakdown)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
 // One case (run and every property) of the standard small scenario at world 1 on the threads
 // backend, on the CPU (arg 0) or the GPU (arg 1; ranks as threads share no CUDA device, so world 1):
@@ -112,7 +125,7 @@ void BM_World1StandardSmallCase(benchmark::State& state) {
   state.counters["failing_cases"] = static_cast<double>(failing);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_World1StandardSmallCase)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_World1StandardSmallCase)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
 // The world-4 case through rank processes (--backend process), on the CPU (arg 0) or with all
 // four ranks on one GPU (arg 1); the pool is warm after the first iteration.
@@ -132,7 +145,7 @@ void BM_RankProcessesStandardSmallCase(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_RankProcessesStandardSmallCase)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_RankProcessesStandardSmallCase)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
 }  // namespace
 }  // namespace shardfuzz::bench

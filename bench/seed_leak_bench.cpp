@@ -4,6 +4,8 @@
 #include "fuzz/campaign.h"
 #include "harness/files/temp_dir.h"
 
+#include "bench/steady_rows.h"
+
 #include <benchmark/benchmark.h>
 
 #include <sstream>

@@ -18,6 +18,8 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include "bench/steady_rows.h"
+
 #include <benchmark/benchmark.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -99,7 +101,7 @@ void BM_PlainLibTorchStep(benchmark::State& state) {
   for (auto _ : state) twin.step(input, sc.optimizer.lr);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_PlainLibTorchStep)->Arg(0)->Arg(1)->MinTime(2.0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlainLibTorchStep)->Arg(0)->Arg(1)->Apply(steady)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // One rank at world 1 training `sc` in the timed loop, its tensors where `probe` puts them, the
 // timeline on or off, each step ended by a device synchronize (nothing on the CPU); `warm_up`
@@ -139,7 +141,7 @@ void time_native_steps(benchmark::State& state, const harness::Scenario& sc, con
 void BM_NativeStepWorld1(benchmark::State& state) {
   time_native_steps(state, model_of(state.range(0) == 1), memory::Probe::cpu(), /*timeline=*/false, /*warm_up=*/0);
 }
-BENCHMARK(BM_NativeStepWorld1)->Arg(0)->Arg(1)->MinTime(2.0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NativeStepWorld1)->Arg(0)->Arg(1)->Apply(steady)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The large model's step on the GPU (issue 8): the standard large scenario (8 gated MoE blocks, dim
 // 4096, bfloat16, nested experts, full AC) at world 1 on CUDA; arg 0 without the timeline, arg 1
@@ -151,7 +153,7 @@ void BM_NativeLargeStepCuda(benchmark::State& state) {
   const harness::Scenario sc = harness::standard_large_scenario();
   time_native_steps(state, sc, memory::Probe::named("cuda", "device"), state.range(0) == 1, sc.steps);
 }
-BENCHMARK(BM_NativeLargeStepCuda)->Arg(0)->Arg(1)->MinTime(5.0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NativeLargeStepCuda)->Arg(0)->Arg(1)->Apply(steady)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace shardfuzz::bench

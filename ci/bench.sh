@@ -13,7 +13,9 @@ OPENBLAS_NUM_THREADS=1 "$REPO/build/shardfuzz_bench" --benchmark_repetitions=1 -
 python3 - "$OUT_JSON" "$REPO/docs/performance.md" <<'PY'
 import json, statistics, sys, datetime
 doc = json.load(open(sys.argv[1]))
-rows = {b["name"]: b for b in doc["benchmarks"]
+import re
+# Rows are named without the warm-up and minimum time every row carries (bench/steady_rows.h).
+rows = {re.sub(r"/min_(warmup_)?time:[0-9.]+", "", b["name"]): b for b in doc["benchmarks"]
         if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred")}
 def rate(name): return rows[name]["items_per_second"] if name in rows else float("nan")
 def bps(name): return rows[name]["bytes_per_second"] if name in rows else float("nan")

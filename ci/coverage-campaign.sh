@@ -31,7 +31,7 @@ log "blocks each folder has (calls of the hook in its objects)"
 for folder in fsdp ac train; do
   n=0
   for o in build-cov/CMakeFiles/shardfuzz_runtime.dir/runtime/$folder/*.o; do
-    c=$(objdump -d "$o" | grep -c "call.*__sanitizer_cov_trace_pc" || true)
+    c=$(objdump -dr "$o" | grep -c "R_X86_64_PLT32[[:space:]]*__sanitizer_cov_trace_pc" || true)
     n=$((n + c))
   done
   echo "runtime/$folder: $n instrumented blocks (headers' inline code included)"

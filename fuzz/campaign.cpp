@@ -16,6 +16,7 @@
 #include "runtime/semantics/profile.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -35,6 +36,21 @@ bool stopped_before(const std::string& stop_file, int k) {
   std::ifstream in(stop_file);
   long last = 0;
   return in >> last && k > last;
+}
+
+// Thrown from a shrink step of a --jobs shard whose case another shard's lower failing case has
+// overtaken: a campaign of one job would have stopped before it, so its shrink is dropped.
+struct CaseOvertaken {};
+
+// A --jobs shard says which case it is about to shrink (before the shrink, which takes seconds),
+// so the parent can stop the other shards past it now rather than once the finding is written.
+void claim_failing_case(const CampaignOptions& o, int k) {
+  if (o.stop_file.empty()) return;
+  const std::string claim = o.out_dir + "/" + kFailingCaseFile;
+  std::ifstream in(claim);
+  long earlier = 0;
+  if (in >> earlier && earlier <= k) return;
+  harness::write_file_atomically(claim, std::to_string(k) + "\n");
 }
 
 uint64_t splitmix64(uint64_t x) {
@@ -89,6 +105,10 @@ std::string write_reproducer(const harness::Scenario& minimal, const std::string
                                                                      : zoo + "-";
   r.name = prefix + property + "-" + minimal.profile.name + "-" + std::to_string(minimal.seed % 1000000);
   std::replace(r.name.begin(), r.name.end(), '+', '_');
+  // Two findings can share those digits (mutants of one corpus scenario keep its seed): the later
+  // one takes a suffix instead of overwriting the earlier reproducer.
+  const std::string base = r.name;
+  for (int n = 2; std::filesystem::exists(dir + "/" + r.name + ".json"); ++n) r.name = base + "-" + std::to_string(n);
   r.scenario.name = r.name;
   r.found_by = found_by;
   r.message = message;
@@ -274,13 +294,15 @@ nlohmann::json attribute_differential(harness::differential::Differential& diffe
 // The case that failed, shrunk (keeping the hunted row, when there is one), blamed, written as a
 // reproducer with its HTML report.
 Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backend, CaseRunner& runner,
-                         const rc::Shrinkable<harness::Scenario>& drawn, const CaseCheck& failing, std::ostream& out) {
+                         const rc::Shrinkable<harness::Scenario>& drawn, const CaseCheck& failing, int k,
+                         std::ostream& out) {
   Finding f;
   f.property = *failing.property;
   const std::string failure = *failing.failure();  // what every shrink step must reproduce
   // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
   // replacing it by a non-reentrant one would still fail, as row 5).
   auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
+    if (stopped_before(options.stop_file, k)) throw CaseOvertaken{};
     const CaseCheck c = runner.check(s);
     if (!c.property || options.until_row.empty()) return c.failure();
     return blamed_on(runner.blame(s, &c), options.until_row) ? c.failure() : std::nullopt;
@@ -314,6 +336,26 @@ Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backe
                             f.zoo, &runner, differential);
   f.report = write_finding_report(f, backend, options.isolation, out);
   return f;
+}
+
+// A differential case's line of the campaign's per-case results.
+CaseOutcome differential_case(int k, uint64_t seed, double seconds, const CaseCheck& check, const harness::Scenario& s) {
+  return {k, seed, seconds, check.property.value_or(""), check.message, check.differential->torch_seconds,
+          check.differential->native_seconds, check.differential->layer_bytes_difference, harness::features_of(s)};
+}
+
+// The shrink of case k, claimed first for a --jobs parent; nullopt when another job's lower failing
+// case overtook it (a campaign of one job would have stopped before it).
+std::optional<Finding> shrink_unless_overtaken(const CampaignOptions& options, harness::Backend& backend,
+                                               CaseRunner& runner, const rc::Shrinkable<harness::Scenario>& drawn,
+                                               const CaseCheck& check, int k, std::ostream& out) {
+  claim_failing_case(options, k);
+  try {
+    return shrink_and_write(options, backend, runner, drawn, check, k, out);
+  } catch (const CaseOvertaken&) {
+    out << "fuzz: case " << k << " is past a lower failing case of another job: its shrink is dropped\n" << std::flush;
+    return std::nullopt;
+  }
 }
 
 void print_finding(const Finding& f, std::ostream& out) {
@@ -375,10 +417,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     const CaseCheck check = runner.check(drawn.value());
     if (guidance) guidance->after_case(drawn.value(), k, seed);
     ++result.cases_this_session;
-    if (check.differential)
-      result.cases.push_back({k, seed, seconds_since(started), check.property.value_or(""), check.message,
-                              check.differential->torch_seconds, check.differential->native_seconds,
-                              check.differential->layer_bytes_difference, harness::features_of(drawn.value())});
+    if (check.differential) result.cases.push_back(differential_case(k, seed, seconds_since(started), check, drawn.value()));
     // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for the
     // row; the minimal case is blamed again, since shrinking can move it to another.
     const bool hunted = check.property && (options.until_row.empty() ||
@@ -400,7 +439,9 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
         << *check.property << ": " << check.message << (draw.origin == "generated" ? "" : "\nfuzz: case is a " + draw.origin)
         << "\nfuzz: shrinking (" << describe(drawn.value()) << ")\n"
         << std::flush;
-    Finding f = shrink_and_write(options, backend, runner, drawn, check, out);
+    std::optional<Finding> shrunk_finding = shrink_unless_overtaken(options, backend, runner, drawn, check, k, out);
+    if (!shrunk_finding) break;
+    Finding f = std::move(*shrunk_finding);
     f.case_seed = seed;
     f.size = size;
     f.seconds_to_find = found_at;

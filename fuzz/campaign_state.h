@@ -59,7 +59,9 @@ struct CampaignPlan {
   // --jobs N: the campaign ran as N local shards (OUT/jobs/I, fuzz/parallel_campaign.h).
   int jobs = 1;
   // A parallel campaign that stops at its first finding: a case past the index written in this file
-  // (by the parent when a shard finds one) is not run, so no shard runs on past the first finding.
+  // (by the parent when a shard claims a failing case) is not run and a shrink of one is dropped,
+  // so no shard runs on past the first finding. A shard claims a case in OUT/jobs/I/.failing
+  // (kFailingCaseFile) before it shrinks it.
   std::string stop_file;
   // The findings database (fuzz/campaign_findings_db.h): "" for OUT/findings.db, or a path the
   // nightly job keeps between nights; findings_run > 0: record into that run (a --jobs shard).
@@ -89,6 +91,8 @@ inline constexpr const char* kCampaignStateFile = ".campaign.json";  // hidden: 
 // The campaign's findings database (fuzz/findings/findings_db.h) in its output folder, unless
 // --findings-db names one the nightly job keeps between nights.
 inline constexpr const char* kFindingsDbFile = "findings.db";
+// A --jobs shard's lowest case about to be shrunk, for the parent's stop file (CampaignPlan::stop_file).
+inline constexpr const char* kFailingCaseFile = ".failing";
 
 std::string campaign_state_path(const std::string& dir);
 // Atomic: readers see the old state or the new one.

@@ -92,6 +92,7 @@ nlohmann::json Guidance::summary() const {
   const auto blocks = coverage::blocks_reached();
   j["blocks_reached"] = blocks.size();
   j["blocks_by_folder"] = coverage::blocks_by_folder(blocks);
+  j["edges_by_folder"] = coverage::edges_by_folder(seen_);
   if (guided()) {
     j["corpus"] = {{"dir", corpus_dir_}, {"scenarios", corpus_.size()}, {"added", added_}};
     j["cases_by_origin"] = cases_by_origin_;
@@ -103,8 +104,10 @@ std::string Guidance::describe(const nlohmann::json& s) {
   std::string line = "fuzz: coverage: " + std::to_string(s.value("edges", 0)) + " edges, " +
                      std::to_string(s.value("blocks_reached", 0)) + " blocks reached";
   std::string folders;
+  const nlohmann::json edges = s.value("edges_by_folder", nlohmann::json::object());
   for (const auto& [folder, n] : s["blocks_by_folder"].items())
-    folders += (folders.empty() ? "" : ", ") + folder + " " + std::to_string(n.get<int>());
+    folders += (folders.empty() ? "" : ", ") + folder + " " + std::to_string(edges.value(folder, 0)) + " edges/" +
+               std::to_string(n.get<int>()) + " blocks";
   if (!folders.empty()) line += " (" + folders + ")";
   if (s.contains("corpus")) {
     line += "; corpus " + std::to_string(s["corpus"].value("scenarios", 0)) + " scenario(s), " +

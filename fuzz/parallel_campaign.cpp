@@ -34,7 +34,7 @@ struct Shard {
   enum class Health { Running, Finished, Died } health = Health::Running;
   std::string death;  // how it died
   int cases = 0;      // done so far, from its saved state
-  int first_finding = -1;  // its lowest failing case index
+  int first_finding = -1;  // its lowest failing case index (claimed before its shrink, or written)
   int findings = 0;
 };
 
@@ -108,6 +108,9 @@ void poll(Shard& s) {
   } catch (const std::exception&) {
     // not written yet
   }
+  std::ifstream claim(s.dir + "/" + kFailingCaseFile);
+  int claimed = -1;
+  if (claim >> claimed && (s.first_finding < 0 || claimed < s.first_finding)) s.first_finding = claimed;
 }
 
 class Progress {
@@ -212,7 +215,10 @@ CampaignResult run_parallel_campaign(const CampaignOptions& asked, std::ostream&
   CampaignFindingsDb db(options, "");
   options.findings_db = findings_db_path(options, options.out_dir);
   options.findings_run = db.run();
-  if (!options.resume) std::filesystem::remove(options.out_dir + "/.stop");
+  if (!options.resume) {
+    std::filesystem::remove(options.out_dir + "/.stop");
+    for (int i = 0; i < options.jobs; ++i) std::filesystem::remove(job_dir(options.out_dir, i) + "/" + kFailingCaseFile);
+  }
   {
     CampaignState st;  // the parent's own state first: `--resume OUT` must know it was a --jobs campaign
     st.plan = options;

@@ -15,6 +15,7 @@ namespace {
 
 struct Tables {
   std::atomic<uint8_t> edges[kEdgeSlots];
+  std::atomic<uintptr_t> edge_into[kEdgeSlots];  // the block an edge's slot was first set entering
   std::atomic<uintptr_t> blocks[kBlockSlots];  // open addressing; 0 = empty
 };
 
@@ -92,8 +93,8 @@ std::vector<uintptr_t> blocks_reached() {
   return out;
 }
 
-std::map<std::string, int> blocks_by_folder(const std::vector<uintptr_t>& blocks) {
-  std::map<std::string, int> out;
+std::vector<std::string> folders_of(const std::vector<uintptr_t>& blocks) {
+  std::vector<std::string> out;
   if (blocks.empty()) return out;
   harness::TempDir dir("shardfuzz-coverage");
   const std::string list = dir.path() + "/blocks.txt";
@@ -106,24 +107,41 @@ std::map<std::string, int> blocks_by_folder(const std::vector<uintptr_t>& blocks
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return out;
   std::string outermost;
-  auto count = [&] {
-    if (outermost.empty()) return;
+  bool started = false;
+  auto answer = [&] {
+    if (!started) return;
     const std::size_t at = outermost.find("runtime/");
     const std::size_t slash = at == std::string::npos ? at : outermost.find('/', at + 8);
-    ++out[slash == std::string::npos ? "other" : outermost.substr(at, slash - at)];
+    out.push_back(slash == std::string::npos ? "other" : outermost.substr(at, slash - at));
     outermost.clear();
   };
   char line[4096];
   while (std::fgets(line, sizeof line, pipe)) {
     if (line[0] == '0' && line[1] == 'x') {
-      count();
+      answer();
+      started = true;
       continue;
     }
     outermost = line;
   }
-  count();
+  answer();
   ::pclose(pipe);
+  if (out.size() != blocks.size()) out.clear();  // addr2line missing or cut short
   return out;
+}
+
+std::map<std::string, int> blocks_by_folder(const std::vector<uintptr_t>& blocks) {
+  std::map<std::string, int> out;
+  for (const std::string& folder : folders_of(blocks)) ++out[folder];
+  return out;
+}
+
+std::map<std::string, int> edges_by_folder(const std::vector<uint8_t>& seen) {
+  std::vector<uintptr_t> into;
+  if (g_tables)
+    for (std::size_t i = 0; i < seen.size() && i < kEdgeSlots; ++i)
+      if (seen[i]) into.push_back(g_tables->edge_into[i].load(std::memory_order_relaxed));
+  return blocks_by_folder(into);
 }
 
 }  // namespace shardfuzz::fuzz::coverage
@@ -137,7 +155,10 @@ extern "C" void __sanitizer_cov_trace_pc() {
   thread_local uintptr_t previous = 0;
   const uintptr_t current = mixed(pc);
   std::atomic<uint8_t>& edge = t->edges[(current ^ previous) & (kEdgeSlots - 1)];
-  if (!edge.load(std::memory_order_relaxed)) edge.store(1, std::memory_order_relaxed);
+  if (!edge.load(std::memory_order_relaxed)) {
+    edge.store(1, std::memory_order_relaxed);
+    t->edge_into[&edge - t->edges].store(pc, std::memory_order_relaxed);
+  }
   previous = current >> 1;
   record_block(*t, pc);
 }

@@ -44,4 +44,10 @@ std::vector<uintptr_t> blocks_reached();
 // Empty when addr2line cannot be run.
 std::map<std::string, int> blocks_by_folder(const std::vector<uintptr_t>& blocks);
 
+// The same per-block folder answers, one per block (empty when addr2line cannot be run).
+std::vector<std::string> folders_of(const std::vector<uintptr_t>& blocks);
+
+// Edges of `seen` per folder of the block each edge enters (the block that first set its slot).
+std::map<std::string, int> edges_by_folder(const std::vector<uint8_t>& seen);
+
 }  // namespace shardfuzz::fuzz::coverage

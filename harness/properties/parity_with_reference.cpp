@@ -19,6 +19,33 @@ double Tolerances::parity_relative(const Scenario& sc, const std::string& device
   return device == "cpu" ? kParityRelative : kParityRelativeOnDevice;
 }
 
+namespace {
+
+// How many steps' losses parity compares (the shards only when it is every step). In bfloat16 the
+// two sides can round differently in step 1 and the difference grows: top-k routing (an ulp can
+// route a token to another expert from step 2 on, a discrete jump), and a module used by several
+// forwards of one backward (FSDP reduces each use's gradient on its own, in reduce_dtype; the
+// reference sums the uses in param_dtype inside autograd — found by the README's strict campaign:
+// 0.0226 over a 0.02 tolerance after step 2 through attention): those compare the first step
+// (identical forwards). And a bfloat16 loss that grows fast carries the roundings with it (found
+// by a 5-minute strict campaign: a single root group at world 4 whose loss went 1.7 -> 16 -> 59
+// ended 2.3% off the reference, while the same run in float32 is 16% away from either and matches
+// its own reference to 1e-4): steps are compared while the reference's |loss| stays within
+// kParityGrowthLowPrecision x its first step's (`first`).
+std::size_t steps_compared(const Scenario& sc, const Reference& ref, double first) {
+  bool routed = false;
+  for (const BlockSpec& b : sc.blocks) routed = routed || b.kind == BlockSpec::Kind::RoutedMoe;
+  const bool low_precision = sc.compute_dtype() != c10::ScalarType::Float;
+  std::size_t compared = (routed || sc.forwards_per_backward > 1) && low_precision ? 1 : ref.losses.size();
+  if (low_precision)
+    for (std::size_t s = 1; s < compared; ++s)
+      for (double l : ref.losses[s])
+        if (std::abs(l) > Tolerances::kParityGrowthLowPrecision * std::max(1.0, first)) compared = std::min(compared, s);
+  return compared;
+}
+
+}  // namespace
+
 Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
   if (!run.observed.values)
     return {"parity_with_reference", true, true, "a shape-only run holds sizes and bytes, no values to compare"};
@@ -50,25 +77,7 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
                 "x): rounding is amplified without bound"};
   const std::map<std::string, at::Tensor>& full = ref.parameters;
   const double rtol = Tolerances::parity_relative(sc, run.device);
-  // In bfloat16 the two sides can round differently in step 1 and the difference grows: top-k
-  // routing (an ulp can route a token to another expert from step 2 on, a discrete jump), and a
-  // module used by several forwards of one backward (FSDP reduces each use's gradient on its own, in
-  // reduce_dtype; the reference sums the uses in param_dtype inside autograd — found by the README's
-  // strict campaign: 0.0226 over a 0.02 tolerance after step 2 through attention). Such runs compare
-  // the first step's losses (identical forwards) and, for one-step runs, the shards.
-  bool routed = false;
-  for (const BlockSpec& b : sc.blocks) routed = routed || b.kind == BlockSpec::Kind::RoutedMoe;
-  const bool low_precision = sc.compute_dtype() != c10::ScalarType::Float;
-  std::size_t compared = (routed || sc.forwards_per_backward > 1) && low_precision ? 1 : ref.losses.size();
-  // In bfloat16 a loss that grows fast amplifies the two sides' different roundings with it (found
-  // by a 5-minute strict campaign: a single root group at world 4 whose loss went 1.7 -> 16 -> 59
-  // ended 2.3% off the reference, while the same run in float32 is 16% away from either and
-  // matches its own reference to 1e-4). Steps are compared while the reference's |loss| stays
-  // within kParityGrowthLowPrecision x its first step's, the shards only if every step was.
-  if (low_precision)
-    for (std::size_t s = 1; s < compared; ++s)
-      for (double l : ref.losses[s])
-        if (std::abs(l) > Tolerances::kParityGrowthLowPrecision * std::max(1.0, first)) compared = std::min(compared, s);
+  const std::size_t compared = steps_compared(sc, ref, first);
   const bool first_steps_only = compared < ref.losses.size();
   for (const RankRecord& r : run.ranks) {
     for (std::size_t s = 0; s < r.losses.size() && s < compared; ++s) {

@@ -5,6 +5,7 @@
 #include "harness/scenario/scenario_json.h"
 #include "runtime/train/reference.h"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <mutex>
@@ -68,6 +69,24 @@ void attach_reference(const Scenario& sc, RunRecord& run) {
   for (const FiredFault& f : run.fired_faults)
     if (sc.faults.at(static_cast<std::size_t>(f.fault)).is_nonfinite()) return;
   run.reference = reference_of(sc);
+}
+
+ReferenceInBackground::ReferenceInBackground(const Scenario& sc, bool wanted, bool shape_only) {
+  const bool nonfinite =
+      std::any_of(sc.faults.begin(), sc.faults.end(), [](const FaultSpec& f) { return f.is_nonfinite(); });
+  if (!wanted || shape_only || nonfinite) return;
+  thread_ = std::thread([sc] {
+    try {
+      reference_of(sc);
+    } catch (...) {  // attach_reference trains it again and reports the error
+    }
+  });
+}
+
+ReferenceInBackground::~ReferenceInBackground() { wait(); }
+
+void ReferenceInBackground::wait() {
+  if (thread_.joinable()) thread_.join();
 }
 
 int references_trained() { return g_trained.load(); }

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace shardfuzz::harness {
@@ -28,6 +29,24 @@ std::shared_ptr<const Reference> reference_of(const Scenario& scenario);
 // Attaches the reference to a run that parity can judge: completed, with the ranks' shard values,
 // and no planned non-finite gradient fired (it changes training; nonfinite_reported judges it).
 void attach_reference(const Scenario& scenario, RunRecord& run);
+
+// Trains the scenario's reference on a thread of its own while the run goes on (every fuzz case is a
+// new scenario, so its reference is trained in every case: serially after the run it was a third of
+// a world-4 case on 2 cores, and the ranks' rendezvous leave the cores room for it). attach_reference
+// then finds it in the cache. Nothing starts when `wanted` is false, the run is shape-only or a
+// planned non-finite gradient may change training (attach_reference would not attach it). A failure
+// is left to attach_reference, which trains again and throws. The destructor waits for the thread.
+class ReferenceInBackground {
+ public:
+  ReferenceInBackground(const Scenario& scenario, bool wanted, bool shape_only);
+  ~ReferenceInBackground();
+  ReferenceInBackground(const ReferenceInBackground&) = delete;
+  ReferenceInBackground& operator=(const ReferenceInBackground&) = delete;
+  void wait();
+
+ private:
+  std::thread thread_;
+};
 
 // How many references were trained (not served from the cache) in this process.
 int references_trained();

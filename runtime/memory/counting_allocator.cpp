@@ -1,5 +1,6 @@
 // Counting CPU allocator: one atomic counter pair per rank, no locks on the hot path.
 #include "runtime/memory/counting_allocator.h"
+#include "runtime/memory/host_heap.h"
 
 #include "runtime/compat/torch_compat.h"
 
@@ -142,6 +143,7 @@ std::atomic<bool> g_installed{false};
 
 void install_counting_allocator() {
   std::call_once(g_install_once, [] {
+    keep_freed_host_memory();  // the allocator's posix_memalign would page-fault every case's buffers afresh
     static CountingAllocator allocator;
     c10::SetCPUAllocator(&allocator, /*priority=*/100);
     g_installed = true;

@@ -7,6 +7,7 @@
 #include "fuzz/campaign_state.h"
 #include "harness/isolation/child_outcome.h"
 #include "harness/reproducer.h"
+#include "harness/scenario/standard_scenarios.h"
 #include "harness/files/temp_dir.h"
 
 #include <gtest/gtest.h>
@@ -153,6 +154,32 @@ TEST(CampaignState, AMalformedStateFileNamesTheField) {
     EXPECT_NE(std::string(e.what()).find("seed: \"seven\" has the wrong type"), std::string::npos) << e.what();
   }
   EXPECT_THROW(load_campaign_state(dir.path() + "/nowhere"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace shardfuzz::fuzz
+
+namespace shardfuzz::fuzz {
+namespace {
+
+// Two findings whose minimal scenarios share the seed's last digits (mutants of one corpus
+// scenario keep its seed; found by a coverage-guided campaign that lost its first reproducer):
+// the second reproducer takes a suffix, the first is left as written.
+TEST(Reproducers, ASecondFindingWithTheSameNameDoesNotOverwriteTheFirst) {
+  harness::TempDir dir("shardfuzz-names");
+  harness::Scenario sc = harness::standard_small_scenario("strict");
+  sc.world_size = 1;
+  sc.steps = 1;
+  const std::string first = write_reproducer(sc, "parity_with_reference", "first", dir.path(), "test");
+  sc.steps = 2;
+  const std::string second = write_reproducer(sc, "parity_with_reference", "second", dir.path(), "test");
+  const std::string third = write_reproducer(sc, "parity_with_reference", "third", dir.path(), "test");
+  EXPECT_NE(first, second);
+  EXPECT_EQ(second, first.substr(0, first.size() - 5) + "-2.json");
+  EXPECT_EQ(third, first.substr(0, first.size() - 5) + "-3.json");
+  EXPECT_EQ(harness::load_reproducer(first).message, "first");
+  EXPECT_EQ(harness::load_reproducer(second).message, "second");
+  EXPECT_EQ(harness::load_reproducer(second).scenario.name, harness::load_reproducer(second).name);
 }
 
 }  // namespace

@@ -313,7 +313,7 @@ class ProcessBackend final : public Backend {
 
   RunRecord run(const Scenario& sc) override {
     sc.validate();
-    rank_probe(sc, options_.run, /*ranks_share_a_process=*/false, /*warm=*/false);
+    const memory::Probe probe = rank_probe(sc, options_.run, /*ranks_share_a_process=*/false, /*warm=*/false);
     if (options_.nproc > 0 && sc.world_size != options_.nproc)
       throw std::invalid_argument("world_size: " + std::to_string(sc.world_size) + " differs from --nproc " +
                                   std::to_string(options_.nproc));
@@ -331,6 +331,7 @@ class ProcessBackend final : public Backend {
       throw std::runtime_error("--join: a rank of the launch stopped answering in an earlier case (" + *joined_lost_ +
                                "); its processes cannot be restarted from here: start the launch again");
     RankPool& pool = pool_for(sc.world_size);
+    ReferenceInBackground reference(sc, options_.run.reference, probe.shape_only());  // trained while the ranks run
     const bool recovery = options_.run.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
                                                               [](const FaultSpec& f) { return f.is_recoverable(); });
     RunRecord run = pool.run(sc, options_.run, recovery, options_.case_limit, name());
@@ -338,6 +339,7 @@ class ProcessBackend final : public Backend {
       pools_.erase(sc.world_size);
       if (joined_) joined_lost_ = run.error;
     }
+    reference.wait();
     if (options_.run.reference) attach_reference(sc, run);
     return run;
   }

@@ -53,6 +53,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   run.recovery = options.recover && std::any_of(sc.faults.begin(), sc.faults.end(),
                                                 [](const FaultSpec& f) { return f.is_recoverable(); });
   std::mutex fired_mu;
+  ReferenceInBackground reference(sc, options.reference, probe.shape_only());
   const RankRunShared shared{sc, options, probe, run, fired_mu, std::chrono::steady_clock::now()};
   auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> world_comm) { run_rank(shared, world_comm); });
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - shared.t0).count();
@@ -60,6 +61,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   for (const auto& o : outcomes)
     if (!o.ok) failures.push_back({o.rank, o.error, error_kind(o.exception)});
   set_root_failure(run, failures);
+  reference.wait();
   if (options.reference) attach_reference(sc, run);
   return run;
 }
