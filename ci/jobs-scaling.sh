@@ -4,6 +4,7 @@
 #   taskset -c 0-(C-1) shardfuzz fuzz --profile strict --time T --seed S --keep-going --jobs C
 # and the rate relative to linear from the smallest count: (rate_C / rate_2) / (C / 2).
 # Usage: ci/jobs-scaling.sh [TIME=30s] [CORES="2 4 8 16"] [BIN=build/shardfuzz] [SEED=1]
+#   SCALING_JOBS_PER_CORE=0.5 runs half as many jobs as cores; SCALING_OUT=DIR keeps the logs.
 # shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
@@ -11,18 +12,25 @@ TIME="${1:-30s}"
 CORES="${2:-2 4 8 16}"
 BIN="${3:-build/shardfuzz}"
 SEED="${4:-1}"
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+if [[ -n "${SCALING_OUT:-}" ]]; then
+  out="$SCALING_OUT"
+  mkdir -p "$out"
+else
+  out="$(mktemp -d)"
+  trap 'rm -rf "$out"' EXIT
+fi
+per_core="${SCALING_JOBS_PER_CORE:-1}"
 available=$(nproc)
 base_rate=""
 base_cores=""
-printf '%-6s %-8s %-10s %-10s %s\n' cores cases seconds cases/s "of linear"
+printf '%-6s %-5s %-8s %-8s %-10s %-10s %s\n' cores jobs cases seconds cases/s "of linear" findings
 for c in $CORES; do
   if (( c > available )); then
     echo "$c cores: this host has $available; skipped"
     continue
   fi
-  taskset -c "0-$((c - 1))" "$BIN" fuzz --profile strict --time "$TIME" --seed "$SEED" --keep-going --jobs "$c" \
+  jobs=$(awk -v c="$c" -v f="$per_core" 'BEGIN {j = int(c * f + 0.5); print j < 1 ? 1 : j}')
+  taskset -c "0-$((c - 1))" "$BIN" fuzz --profile strict --time "$TIME" --seed "$SEED" --keep-going --jobs "$jobs" \
     --out "$out/$c" > "$out/$c.log" 2>&1 || true
   line=$(grep -E "^fuzz: [0-9]+ cases in [0-9]+ s" "$out/$c.log" | tail -1)
   cases=$(sed -E 's/^fuzz: ([0-9]+) cases in ([0-9]+) s.*/\1/' <<<"$line")
@@ -33,5 +41,6 @@ for c in $CORES; do
   rate=$(awk -v n="$cases" -v s="$secs" 'BEGIN {printf "%.1f", n / s}')
   if [[ -z "$base_rate" ]]; then base_rate=$rate; base_cores=$c; fi
   ratio=$(awk -v r="$rate" -v b="$base_rate" -v c="$c" -v bc="$base_cores" 'BEGIN {printf "%.2f", (r / b) / (c / bc)}')
-  printf '%-6s %-8s %-10s %-10s %s\n' "$c" "$cases" "$secs" "$rate" "$ratio"
+  findings=$(sed -E 's/.* ([0-9]+) finding.*/\1/' <<<"$line")
+  printf '%-6s %-5s %-8s %-8s %-10s %-10s %s\n' "$c" "$jobs" "$cases" "$secs" "$rate" "$ratio" "$findings"
 done

@@ -303,7 +303,8 @@ Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backe
   // replacing it by a non-reentrant one would still fail, as row 5).
   auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
     if (stopped_before(options.stop_file, k)) throw CaseOvertaken{};
-    const CaseCheck c = runner.check(s);
+    // A divergence's identity needs both sides whole; a property's, only the properties up to it.
+    const CaseCheck c = runner.check(s, failing.differential ? "" : f.property);
     if (!c.property || options.until_row.empty()) return c.failure();
     return blamed_on(runner.blame(s, &c), options.until_row) ? c.failure() : std::nullopt;
   };

@@ -1,5 +1,6 @@
 // In-process or isolated runs of the campaign's cases, blames and verdicts. The isolated worker
-// serves JSON requests {"op": "check" | "blame" | "verdict", "scenario": {...}, "profile": P}.
+// serves JSON requests {"op": "check" | "blame" | "verdict", "scenario": {...}, "profile": P,
+// "up_to": PROPERTY}.
 #include "fuzz/case_runner.h"
 
 #include "harness/properties/property.h"
@@ -12,10 +13,16 @@ namespace {
 
 using nlohmann::json;
 
-CaseCheck check_here(const harness::Scenario& scenario, harness::Backend& backend) {
+// Judged up to `up_to` (every property when ""); the embedded default then runs without the
+// reference when no property judged needs it.
+CaseCheck check_here(const harness::Scenario& scenario, harness::Backend& backend, const std::string& up_to = "") {
   CaseCheck c;
-  harness::RunRecord run = backend.run(scenario);
-  const auto verdicts = harness::check_properties(scenario, run);
+  harness::RunOptions without_reference;
+  without_reference.reference = false;
+  harness::RunRecord run = backend.is_embedded_default() && !harness::needs_reference(up_to)
+                               ? harness::run_threads(scenario, without_reference)
+                               : backend.run(scenario);
+  const auto verdicts = harness::check_properties(scenario, run, up_to);
   if (const harness::Verdict* f = harness::first_failure(verdicts)) {
     c.property = f->property;
     c.message = f->message;
@@ -30,7 +37,7 @@ std::string serve(const std::string& text) {
   const std::string op = request.at("op").get<std::string>();
   const harness::Scenario scenario = harness::scenario_from_json(request.at("scenario"));
   if (op == "check") {
-    const CaseCheck c = check_here(scenario, harness::threads_backend());
+    const CaseCheck c = check_here(scenario, harness::threads_backend(), request.value("up_to", ""));
     return json{{"property", c.property ? *c.property : ""}, {"message", c.message}}.dump();
   }
   if (op == "blame") {
@@ -77,12 +84,13 @@ CaseCheck check_differential(const harness::Scenario& scenario, harness::differe
 
 }  // namespace
 
-CaseCheck CaseRunner::check(const harness::Scenario& scenario) {
+CaseCheck CaseRunner::check(const harness::Scenario& scenario, const std::string& up_to) {
   if (differential_) return check_differential(scenario, *differential_);
-  if (!isolation_) return check_here(scenario, backend_);
+  if (!isolation_) return check_here(scenario, backend_, up_to);
   CaseCheck c;
   std::string why;
-  if (const auto reply = in_worker({{"op", "check"}, {"scenario", harness::to_json(scenario)}}, &why)) {
+  if (const auto reply =
+          in_worker({{"op", "check"}, {"scenario", harness::to_json(scenario)}, {"up_to", up_to}}, &why)) {
     const json j = json::parse(*reply);
     if (!j.at("property").get<std::string>().empty()) c.property = j.at("property").get<std::string>();
     c.message = j.at("message").get<std::string>();

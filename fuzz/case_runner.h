@@ -55,7 +55,9 @@ class CaseRunner {
   void set_differential(harness::differential::Differential* differential) { differential_ = differential; }
   harness::differential::Differential* differential() const { return differential_; }
   int workers_started() const { return worker_ ? worker_->starts() : 0; }
-  CaseCheck check(const harness::Scenario& scenario);
+  // `up_to`: judge the properties in order up to that one only (a shrink step reproducing it: see
+  // harness::check_properties), without the unsharded reference when parity comes later.
+  CaseCheck check(const harness::Scenario& scenario, const std::string& up_to = "");
   // Blame always runs natively; `failing` is reused when it holds a native run.
   std::vector<harness::zoo::Blame> blame(const harness::Scenario& scenario, const CaseCheck* failing = nullptr);
   // The first failing property under `profile` on the native runtime, or "pass".

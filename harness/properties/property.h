@@ -39,6 +39,14 @@ struct Property {
 // In check order: liveness first (nothing else is meaningful after a failed run).
 const std::vector<Property>& all_properties();
 std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run);
+// The properties in check order up to and including `up_to` (every one when it names none of
+// them): what a shrink step needs, since the first failing property is the failure's identity and
+// a later property cannot change whether `up_to` is it.
+std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run, const std::string& up_to);
+// Whether judging up to `up_to` (check_properties above) needs the run's unsharded reference, i.e.
+// parity_with_reference comes no later: a shrink step that does not is spared the reference's
+// training (a third of a world-4 case's CPU).
+bool needs_reference(const std::string& up_to);
 // The first failed verdict, or nullptr. It points into `verdicts`, so a temporary list is refused
 // (the pointer would dangle); any_failure answers only whether one failed.
 const Verdict* first_failure(const std::vector<Verdict>& verdicts);

@@ -1,6 +1,8 @@
 // The property registry.
 #include "harness/properties/property.h"
 
+#include <algorithm>
+
 namespace shardfuzz::harness {
 
 const std::vector<Property>& all_properties() {
@@ -59,17 +61,41 @@ const std::vector<Property>& all_properties() {
 }
 
 std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run) {
+  return check_properties(scenario, run, "");
+}
+
+namespace {
+
+bool is_property(const std::string& name) {
+  const auto& all = all_properties();
+  return std::any_of(all.begin(), all.end(), [&](const Property& p) { return p.name == name; });
+}
+
+}  // namespace
+
+std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run, const std::string& up_to) {
+  const bool all = !is_property(up_to);
   std::vector<Verdict> out;
   for (const Property& p : all_properties()) {
     if (p.name != "liveness" && p.name != "faults_detected" && !run.ok()) {
       out.push_back({p.name, true, true, "skipped: the run did not complete"});
-      continue;
+    } else {
+      Verdict v = p.check(scenario, run);
+      v.property = p.name;
+      out.push_back(std::move(v));
     }
-    Verdict v = p.check(scenario, run);
-    v.property = p.name;
-    out.push_back(std::move(v));
+    if (!all && p.name == up_to) break;
   }
   return out;
+}
+
+bool needs_reference(const std::string& up_to) {
+  if (!is_property(up_to)) return true;
+  for (const Property& p : all_properties()) {
+    if (p.name == "parity_with_reference") return true;
+    if (p.name == up_to) return false;
+  }
+  return true;
 }
 
 const Verdict* first_failure(const std::vector<Verdict>& verdicts) {

@@ -75,6 +75,29 @@ TEST(Properties, Bfloat16AdamWMatchesTorchOptimAtWorld1) {
   EXPECT_EQ(v.message, "losses and shards match the reference");
 }
 
+// A shrink step judges the properties up to the one it must reproduce, and needs the unsharded
+// reference only when parity comes no later (issue 24: the reference is a third of a case's CPU).
+TEST(Properties, JudgingUpToAPropertyStopsThereAndSkipsTheReferenceBeforeParity) {
+  EXPECT_FALSE(needs_reference("per_layer_return_to_baseline"));
+  EXPECT_FALSE(needs_reference("liveness"));
+  EXPECT_TRUE(needs_reference("parity_with_reference"));
+  EXPECT_TRUE(needs_reference("peak_within_bound"));
+  EXPECT_TRUE(needs_reference(""));
+  EXPECT_TRUE(needs_reference("process_survives"));  // not a property of the list: everything is judged
+  const Scenario sc = minimal_seed("torch-2.9");
+  RunOptions without_reference;
+  without_reference.reference = false;
+  const RunRecord run = run_threads(sc, without_reference);
+  const auto upto = check_properties(sc, run, "per_layer_return_to_baseline");
+  ASSERT_FALSE(upto.empty());
+  EXPECT_EQ(upto.back().property, "per_layer_return_to_baseline");
+  EXPECT_FALSE(upto.back().ok);
+  EXPECT_LT(upto.size(), all_properties().size());
+  const auto all = check_properties(sc, run);
+  EXPECT_EQ(all.size(), all_properties().size());
+  EXPECT_EQ(first_failure(all)->property, first_failure(upto)->property);
+}
+
 TEST(Properties, StandardSmallScenarioPassesEveryPropertyUnderStrict) {
   Scenario sc = standard_small_scenario("strict");
   sc.steps = 3;
