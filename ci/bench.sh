@@ -34,7 +34,7 @@ lines = [
     "| figure | target | measured |",
     "|---|---|---|",
     f"| standard small scenario, world 4, threads backend: run only | — | {rate('BM_StandardSmallRun/real_time'):.1f} scenarios/s |",
-    f"| the same with every property checked (one fuzz case), with per-case isolation (the campaign's persistent worker child) | >= 50/s | {rate('BM_StandardSmallCaseIsolated/real_time'):.1f} scenarios/s |",
+    f"| the same with every property checked (one fuzz case: a new scenario each time, its reference trained), with per-case isolation (the campaign's persistent worker child) | >= 25/s (road to 50/s below) | {rate('BM_StandardSmallCaseIsolated/real_time'):.1f} scenarios/s |",
     f"| the same in-process, without isolation: with / without | — | {rate('BM_StandardSmallCase/real_time'):.1f} scenarios/s; isolation costs "
     f"{rows['BM_StandardSmallCaseIsolated/real_time']['real_time'] / rows['BM_StandardSmallCase/real_time']['real_time']:.2f}x |",
     f"| probe and timeline: run time with / without the timeline | <= 1.05 | "
@@ -82,16 +82,16 @@ lines += [
     "switched off, so the probe row measures the timeline's snapshots. The figures are on OpenBLAS's",
     "pthread build (what ci/install-deps.sh installs since 2026-12-03; one BLAS thread per call), 3-4x",
     "the reference BLAS on matmul-heavy rows (docs/runtime.md, The BLAS behind the rank threads).",
-    "",
-    "Where the misses come from (perf, 2026-12-03): a standard small case is its run and parity's",
-    "unsharded reference (`BM_StandardSmallCaseBreakdown`; every other property together takes under",
-    "3 ms), both BLAS-bound. The medium model's native step spends about 28% of its time in the",
-    "world-1 reduce-scatter's copy-in and copy-out, and about 13% in the all-gather and its",
-    "copy-out: FSDP2's own buffers, which the runtime reproduces on purpose. Page faults on fresh",
-    "large buffers take another 16%. Keeping freed memory in the process",
-    "(MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_) speeds both sides alike: 293 against 164 ms, so",
-    "the ratio does not improve.",
 ]
-open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+# The table and its notes go between the markers; the hand-written analysis around them stays.
+begin, end = "<!-- ci/bench.sh writes from here -->", "<!-- ci/bench.sh writes up to here -->"
+import os
+text = open(sys.argv[2]).read() if os.path.exists(sys.argv[2]) else ""
+body = "\n".join(lines[2:])  # without the title
+if begin in text and end in text:
+    text = text[:text.index(begin) + len(begin)] + "\n" + body + "\n" + text[text.index(end):]
+else:
+    text = "# Performance\n\n" + begin + "\n" + body + "\n" + end + "\n"
+open(sys.argv[2], "w").write(text)
 print("\n".join(lines))
 PY

@@ -44,6 +44,54 @@ std::size_t steps_compared(const Scenario& sc, const Reference& ref, double firs
   return compared;
 }
 
+// The reference's slice that a rank's shard holds.
+at::Tensor expected_shard(const at::Tensor& full, const ShardRecord& shard) {
+  const at::Tensor whole = shard.full_rows < 0 ? full : full.narrow(0, shard.full_begin, shard.full_rows);
+  const int64_t n = whole.size(shard.shard_dim);
+  const int64_t chunk = (n + shard.shard_size - 1) / shard.shard_size;
+  const int64_t begin = std::min(chunk * shard.shard_rank, n);
+  return whole.narrow(shard.shard_dim, begin, std::min(chunk, n - begin));
+}
+
+// How far rounding alone moves a low-precision scenario: its reference trained in float32 against
+// the bfloat16 one, per loss and per parameter. Trained only when a comparison fails (the common
+// case never pays). Two bfloat16 computations of one scenario that differ only in reduction order
+// can each sit that far from float32 on either side, so a difference within twice the distance is
+// rounding (found on the GPU host's torch 2.11 kernels: a world-5 bfloat16 run ended 0.022 from its
+// reference at step 2, both sides about 0.012 from float32).
+class RoundingSlack {
+ public:
+  RoundingSlack(const Scenario& sc, const Reference& ref) : sc_(sc), ref_(ref) {}
+  double loss(std::size_t step, int rank) {
+    if (!twin()) return 0;
+    const double a = twin_->losses.at(step).at(static_cast<std::size_t>(rank));
+    return 2 * std::abs(a - ref_.losses.at(step).at(static_cast<std::size_t>(rank)));
+  }
+  double shard(const ShardRecord& shard) {
+    if (!twin()) return 0;
+    const auto a = twin_->parameters.find(shard.fqn), b = ref_.parameters.find(shard.fqn);
+    if (a == twin_->parameters.end() || b == ref_.parameters.end()) return 0;
+    const at::Tensor x = expected_shard(a->second, shard).to(at::kDouble);
+    const at::Tensor y = expected_shard(b->second, shard).to(at::kDouble);
+    return x.numel() && x.sizes() == y.sizes() ? 2 * (x - y).abs().max().item<double>() : 0.0;
+  }
+
+ private:
+  const Reference* twin() {
+    if (sc_.compute_dtype() == c10::ScalarType::Float) return nullptr;
+    if (!twin_) {
+      Scenario f32 = sc_;
+      f32.dtype = "float32";
+      f32.mixed_precision.reset();
+      twin_ = reference_of(f32);
+    }
+    return twin_.get();
+  }
+  const Scenario& sc_;
+  const Reference& ref_;
+  std::shared_ptr<const Reference> twin_;
+};
+
 }  // namespace
 
 Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
@@ -79,13 +127,16 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
   const double rtol = Tolerances::parity_relative(sc, run.device);
   const std::size_t compared = steps_compared(sc, ref, first);
   const bool first_steps_only = compared < ref.losses.size();
+  RoundingSlack slack(sc, ref);
   for (const RankRecord& r : run.ranks) {
     for (std::size_t s = 0; s < r.losses.size() && s < compared; ++s) {
       const double want = ref.losses[s][static_cast<std::size_t>(r.rank)];
-      if (std::abs(r.losses[s] - want) > rtol * std::max(1.0, std::abs(want)))
+      const double allowed = rtol * std::max(1.0, std::abs(want));
+      if (std::abs(r.losses[s] - want) > allowed && std::abs(r.losses[s] - want) > allowed + slack.loss(s, r.rank))
         return {"parity_with_reference", false, false,
                 "rank " + std::to_string(r.rank) + " step " + std::to_string(s + 1) + ": loss " +
-                    std::to_string(r.losses[s]) + " vs reference " + std::to_string(want)};
+                    std::to_string(r.losses[s]) + " vs reference " + std::to_string(want) + " (allowed " +
+                    std::to_string(allowed + slack.loss(s, r.rank)) + ")"};
     }
     if (first_steps_only) continue;
     for (const ShardRecord& shard : r.shards) {
@@ -93,21 +144,20 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
       if (it == full.end())
         return {"parity_with_reference", false, false, "rank " + std::to_string(r.rank) + ": parameter " + shard.fqn +
                                                            " of group " + shard.group + " is not in the reference"};
-      const at::Tensor whole = shard.full_rows < 0 ? it->second : it->second.narrow(0, shard.full_begin, shard.full_rows);
-      const int64_t n = whole.size(shard.shard_dim);
-      const int64_t chunk = (n + shard.shard_size - 1) / shard.shard_size;
-      const int64_t begin = std::min(chunk * shard.shard_rank, n);
-      at::Tensor expected = whole.narrow(shard.shard_dim, begin, std::min(chunk, n - begin));
+      const at::Tensor expected = expected_shard(it->second, shard);
       // Relative to the tensor's scale: elements near zero carry the rounding of their neighbours.
       const bool same_shape = expected.sizes() == shard.local.sizes();
       const double diff = same_shape && expected.numel() ? (shard.local - expected).abs().max().item<double>() : 0.0;
       const double scale = expected.numel() ? std::max(1.0, expected.abs().max().item<double>()) : 1.0;
-      if (!same_shape || !(diff <= rtol * scale)) {
+      if (!same_shape || (!(diff <= rtol * scale) && !(diff <= rtol * scale + slack.shard(shard)))) {
         return {"parity_with_reference", false, false,
                 "rank " + std::to_string(r.rank) + ", group " + shard.group + ", parameter " + shard.fqn +
                     ": local shard differs from the reference after " + std::to_string(sc.steps) +
                     " step(s) (max abs diff " + std::to_string(diff) + ", allowed " + std::to_string(rtol * scale) +
-                    " = " + std::to_string(rtol) + " x the tensor's scale)"};
+                    " = " + std::to_string(rtol) + " x the tensor's scale" +
+                    (sc.compute_dtype() == c10::ScalarType::Float
+                         ? ""
+                         : ", + " + std::to_string(slack.shard(shard)) + " for bfloat16 rounding") + ")"};
       }
     }
   }

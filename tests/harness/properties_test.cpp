@@ -3,6 +3,7 @@
 // frozen-prefix implicit prefetch (a shipped torch limitation) fails it under torch-2.11 but not
 // strict; the standard small scenario passes every property under strict.
 #include "harness/properties/property.h"
+#include "harness/reference/reference.h"
 #include "harness/scenario/scenario_json.h"
 #include "harness/scenario/standard_scenarios.h"
 #include "harness/backends/threads/threads_backend.h"
@@ -96,6 +97,30 @@ TEST(Properties, JudgingUpToAPropertyStopsThereAndSkipsTheReferenceBeforeParity)
   const auto all = check_properties(sc, run);
   EXPECT_EQ(all.size(), all_properties().size());
   EXPECT_EQ(first_failure(all)->property, first_failure(upto)->property);
+}
+
+// bfloat16 parity allows what rounding alone moves the scenario: twice the distance between its
+// reference in bfloat16 and in float32 (found on the GPU host, whose torch 2.11 kernels put a
+// world-5 run 0.022 from its reference at step 2, both about 0.012 from float32). A difference past
+// that is still a finding, and says what was allowed.
+TEST(Properties, Bfloat16ParityAllowsTheScenariosOwnRoundingAndNoMore) {
+  const Scenario sc = load_scenario(std::string(SHARDFUZZ_SOURCE_DIR) + "/tests/harness/cases/bf16_world5_attention.json");
+  RunRecord run = run_threads(sc);
+  ASSERT_TRUE(check_parity_with_reference(sc, run).ok);
+  Scenario f32 = sc;
+  f32.dtype = "float32";
+  const double want = run.reference->losses[1][4];
+  const double slack = 2 * std::abs(reference_of(f32)->losses[1][4] - want);
+  ASSERT_GT(slack, 1e-3) << "the scenario must be sensitive to rounding for this test to mean anything";
+  const double tolerance = Tolerances::kParityRelativeBf16 * std::max(1.0, std::abs(want));
+  run.ranks[4].losses[1] = want + tolerance + 0.5 * slack;
+  const Verdict within = check_parity_with_reference(sc, run);
+  EXPECT_TRUE(within.ok) << within.message;
+  run.ranks[4].losses[1] = want + tolerance + slack + 0.01;
+  const Verdict past = check_parity_with_reference(sc, run);
+  EXPECT_FALSE(past.ok);
+  EXPECT_NE(past.message.find("rank 4 step 2"), std::string::npos) << past.message;
+  EXPECT_NE(past.message.find("allowed"), std::string::npos) << past.message;
 }
 
 TEST(Properties, StandardSmallScenarioPassesEveryPropertyUnderStrict) {
