@@ -134,9 +134,16 @@ campaign() {
 }
 
 # From a campaign's log: the property of its first finding, the case it failed at, when.
-first_property() { sed -n 's/^fuzz: case [0-9]* (seed [0-9]*, size [0-9]*) fails \([a-z_]*\): .*/\1/p' "$1" | head -1; }
-first_case() { sed -n 's/^fuzz: case \([0-9]*\) (seed [0-9]*, size [0-9]*) fails .*/\1/p' "$1" | head -1; }
-found_at() { sed -n 's/.*; found at \([0-9]*\) s, shrunk by.*/\1/p' "$1" | head -1; }
+# One job prints "fuzz: case K (seed S, size Z) fails P: ..."; a --jobs campaign's summary
+# "fuzz: case K fails P: ..." (its shards' own logs, OUT/jobs/I/fuzz.log, say when).
+first_property() { sed -n 's/^fuzz: case [0-9]*\( (seed [0-9]*, size [0-9]*)\)\{0,1\} fails \([a-z_]*\): .*/\2/p' "$1" | head -1; }
+first_case() { sed -n 's/^fuzz: case \([0-9]*\)\( (seed [0-9]*, size [0-9]*)\)\{0,1\} fails .*/\1/p' "$1" | head -1; }
+found_at() {
+  local at
+  at=$(cat "$1" "$(dirname "$1")/../findings/$(basename "$1" .fuzz.log)"/jobs/*/fuzz.log 2>/dev/null |
+       sed -n 's/.*; found at \([0-9]*\) s, shrunk by.*/\1/p' | sort -n | head -1)
+  echo "${at:-?}"
+}
 cases_run() { sed -n 's/^fuzz: \([0-9]*\) cases in .*/\1/p' "$1" | tail -1; }
 header_field() { sed -n "/^\(---\|diff \)/q; s/^$2: //p" "$1" | head -1; }
 
