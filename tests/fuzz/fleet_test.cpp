@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -39,6 +40,16 @@ CampaignOptions leak_hunt(const std::string& dir) {
   o.shrink_budget = {30, 1e6};
   o.isolation.reset();
   return o;
+}
+
+// Every shard's log of a --jobs campaign, for a failure message.
+std::string shard_logs(const std::string& dir) {
+  std::ostringstream os;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/jobs")) {
+    std::ifstream in(e.path() / "fuzz.log");
+    os << "--- " << e.path().string() << "/fuzz.log\n" << in.rdbuf();
+  }
+  return os.str();
 }
 
 std::set<std::string> signatures_in(const std::string& db_path) {
@@ -130,7 +141,7 @@ TEST(Fleet, JobsRunTheSameCasesAndStopAtTheLowestFailingCase) {
   const CampaignResult three = run_parallel_campaign(o, log);
   const CampaignState st = load_campaign_state(jobs.path());
   ASSERT_FALSE(st.findings.empty()) << log.str();
-  EXPECT_EQ(st.findings.front().case_index, first) << "the lowest failing case, as with one job";
+  EXPECT_EQ(st.findings.front().case_index, first) << "the lowest failing case, as with one job\n" << shard_logs(jobs.path());
   EXPECT_EQ(st.findings.front().property, one.findings.front().property);
   for (const auto& f : st.findings) EXPECT_LE(f.case_index, first + 2) << "no shard runs on past the first finding";
   EXPECT_LE(three.cases_run, first + 3);
