@@ -51,7 +51,7 @@ for size, label in ((1 << 20, "1 MiB"), (64 << 20, "64 MiB")):
                      f"output alone, NCCL's algbw: {b / 4 / 2**30:.2f} GiB/s, {b / 4 / m:.2f} of memcpy, at most "
                      f"{ctx.get('num_cpus')}/4 on these cores) |")
 def ms(name):
-    b = next((b for n, b in rows.items() if n.startswith(name)), None)
+    b = next((b for n, b in rows.items() if n.startswith(name) or n == name.rstrip("/")), None)
     return b["real_time"] if b else float("nan")
 for arg, label, target in (("0", "small model (4 gated MoE blocks, dim 64)", "—"),
                            ("1", "medium model (8 blocks, dim 512)", "<= 1.3")):
