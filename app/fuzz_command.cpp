@@ -73,6 +73,9 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
                   "run the campaign as N local shards in parallel processes (OUT/jobs/I), merged into OUT; the cases "
                   "run do not depend on N (default: the cores available; 1 for --differential, --coverage-guided and "
                   "backends other than threads)");
+  cmd->add_option("--shrink-workers", o.shrink_workers,
+                  "isolated workers a shrink runs its candidate cases on at once; the minimal case is the same for any "
+                  "number (default: the jobs when the campaign stops at its first finding, else 1)");
   cmd->add_option("--shard", o.shard,
                   "I/N: run only the cases k with k % N == I (0 <= I < N), for a Slurm array, a Kubernetes Indexed "
                   "Job or a CI matrix; `shardfuzz merge` unites the N output folders (docs/fleets.md)");
@@ -197,6 +200,14 @@ void set_fleet(const FuzzOptions& o, fuzz::CampaignOptions& c) {
   if (o.jobs < 0 || o.jobs > 1024) throw std::invalid_argument("--jobs: " + std::to_string(o.jobs) + " outside 1-1024");
   c.jobs = o.jobs == 0 ? fuzz::available_cores() : o.jobs;
   c.findings_db = o.findings_db;
+  if (o.shrink_workers < 0 || o.shrink_workers > 1024)
+    throw std::invalid_argument("--shrink-workers: " + std::to_string(o.shrink_workers) + " outside 1-1024");
+}
+
+// --shrink-workers, or by default the jobs of a campaign that stops at its first finding: the other
+// shards stop when one claims its failing case, so their cores are the shrink's.
+void set_shrink_workers(const FuzzOptions& o, fuzz::CampaignOptions& c) {
+  c.shrink_workers = o.shrink_workers > 0 ? o.shrink_workers : c.keep_going ? 1 : c.jobs;
 }
 
 // One job for what shares one state or one device: --differential (torch holds the GPU),
@@ -298,6 +309,7 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     return kExitUsage;
   }
   one_job_where_needed(o, c, out);
+  set_shrink_workers(o, c);
   return campaign(c, o.reports, out, err);
 }
 

@@ -37,6 +37,7 @@ struct FuzzOptions {
   int case_memory_mb = 4096;
   std::string resume;  // a campaign's --out folder
   int jobs = 0;        // 0: the cores available (fuzz/parallel_campaign.h)
+  int shrink_workers = 0;  // 0: the jobs when stopping at the first finding, else 1 (fuzz/case_pool.h)
   std::string shard;   // "I/N": this process's share of a fleet's campaign
   std::string findings_db;  // "": OUT/findings.db
   CiReportFlags reports;

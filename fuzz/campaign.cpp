@@ -1,5 +1,6 @@
 // The campaign loop.
 #include "fuzz/campaign.h"
+#include "fuzz/case_pool.h"
 
 #include "fuzz/campaign_findings_db.h"
 #include "fuzz/coverage/edge_map.h"
@@ -301,20 +302,29 @@ Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backe
   const std::string failure = *failing.failure();  // what every shrink step must reproduce
   // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
   // replacing it by a non-reentrant one would still fail, as row 5).
-  auto still_fails = [&](const harness::Scenario& s) -> std::optional<std::string> {
+  const CasePool::Task still_fails_on = [&](CaseRunner& on, const harness::Scenario& s) -> std::optional<std::string> {
     if (stopped_before(options.stop_file, k)) throw CaseOvertaken{};
     // A divergence's identity needs both sides whole; a property's, only the properties up to it.
-    const CaseCheck c = runner.check(s, failing.differential ? "" : f.property);
+    const CaseCheck c = on.check(s, failing.differential ? "" : f.property);
     if (!c.property || options.until_row.empty()) return c.failure();
-    return blamed_on(runner.blame(s, &c), options.until_row) ? c.failure() : std::nullopt;
+    return blamed_on(on.blame(s, &c), options.until_row) ? c.failure() : std::nullopt;
   };
+  auto still_fails = [&](const harness::Scenario& s) { return still_fails_on(runner, s); };
+  // Candidates run side by side on isolated workers: the same minimal case, in fewer rounds.
+  std::optional<CasePool> pool;
+  ShrinkInParallel parallel;
+  if (options.shrink_workers > 1 && runner.isolated() && !failing.differential && options.isolation) {
+    pool.emplace(runner, backend, *options.isolation, options.shrink_workers);
+    parallel.width = pool->width();
+    parallel.fails = [&](const std::vector<const harness::Scenario*>& batch) { return pool->run(batch, still_fails_on); };
+  }
   f.shrink = shrink(
       drawn, still_fails, options.shrink_budget,
       [&](const ShrinkStep& step) {
         out << "fuzz:   shrink step " << step.accepted << ": " << step.edit << "; " << step.tried << " tried, "
             << static_cast<int>(step.elapsed_seconds) << " s: " << describe(step.scenario) << "\n" << std::flush;
       },
-      failure);
+      failure, parallel);
   f.minimal = f.shrink.minimal;
   const CaseCheck minimal_check = runner.check(f.minimal);
   f.message = minimal_check.message;

@@ -62,6 +62,7 @@ void save_campaign_state(const std::string& dir, const CampaignState& s) {
             {"case_memory_bytes", p.isolation ? p.isolation->memory_bytes : 0},
             {"shard", {{"index", p.shard_index}, {"count", p.shard_count}}},
             {"jobs", p.jobs},
+            {"shrink_workers", p.shrink_workers},
             {"stop_file", p.stop_file},
             {"findings_db", p.findings_db},
             {"findings_run", p.findings_run},
@@ -128,6 +129,9 @@ CampaignState load_campaign_state(const std::string& dir) {
   }
   p.jobs = j.contains("jobs") ? field<int>(j, "jobs", w) : 1;
   if (p.jobs < 1) throw std::invalid_argument(w + "jobs: " + std::to_string(p.jobs) + " is below 1");
+  p.shrink_workers = j.contains("shrink_workers") ? field<int>(j, "shrink_workers", w) : 1;
+  if (p.shrink_workers < 1 || p.shrink_workers > 1024)
+    throw std::invalid_argument(w + "shrink_workers: " + std::to_string(p.shrink_workers) + " is outside 1-1024");
   p.stop_file = j.contains("stop_file") ? field<std::string>(j, "stop_file", w) : "";
   p.findings_db = j.contains("findings_db") ? field<std::string>(j, "findings_db", w) : "";
   p.findings_run = j.contains("findings_run") ? field<int64_t>(j, "findings_run", w) : 0;

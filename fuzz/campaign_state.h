@@ -58,6 +58,9 @@ struct CampaignPlan {
   int shard_count = 1;
   // --jobs N: the campaign ran as N local shards (OUT/jobs/I, fuzz/parallel_campaign.h).
   int jobs = 1;
+  // Isolated case workers a shrink runs its candidates on at once (fuzz/case_pool.h; the minimal
+  // case does not depend on it). Isolation only; 1 when differential.
+  int shrink_workers = 1;
   // A parallel campaign that stops at its first finding: a case past the index written in this file
   // (by the parent when a shard claims a failing case) is not run and a shrink of one is dropped,
   // so no shard runs on past the first finding. A shard claims a case in OUT/jobs/I/.failing

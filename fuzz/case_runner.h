@@ -55,6 +55,11 @@ class CaseRunner {
   void set_differential(harness::differential::Differential* differential) { differential_ = differential; }
   harness::differential::Differential* differential() const { return differential_; }
   int workers_started() const { return worker_ ? worker_->starts() : 0; }
+  // Starts the isolated worker now if none is alive (fork needs this process single-threaded:
+  // fuzz/case_pool.h calls it before its threads exist).
+  void start_worker() {
+    if (worker_) worker_->ensure_started();
+  }
   // `up_to`: judge the properties in order up to that one only (a shrink step reproducing it: see
   // harness::check_properties), without the unsharded reference when parity comes later.
   CaseCheck check(const harness::Scenario& scenario, const std::string& up_to = "");

@@ -38,6 +38,15 @@ struct ShrinkStep {
 };
 using ShrinkProgress = std::function<void(const ShrinkStep&)>;
 
+// Speculative runs (optional): up to `width` candidates at once, their identities in the order
+// given; the caller runs them in parallel (one isolated case worker each: fuzz/case_pool.h). The
+// shrink ends on the scenario the one-at-a-time shrink ends on, in fewer rounds; a candidate run
+// ahead is never run again.
+struct ShrinkInParallel {
+  int width = 1;
+  std::function<std::vector<std::optional<std::string>>(const std::vector<const harness::Scenario*>&)> fails;
+};
+
 struct ShrinkResult {
   harness::Scenario minimal;  // the start value when nothing smaller failed the same way
   std::string failure;        // the identity every accepted step reproduced
@@ -58,7 +67,8 @@ struct ShrinkResult {
 // with no effect); children equal to another scenario already run, and children that fail
 // validate(), are skipped without a run. Exceptions from `fails` propagate.
 ShrinkResult shrink(const rc::Shrinkable<harness::Scenario>& start, const FailurePredicate& fails, ShrinkBudget budget,
-                    const ShrinkProgress& progress = {}, std::optional<std::string> failure = std::nullopt);
+                    const ShrinkProgress& progress = {}, std::optional<std::string> failure = std::nullopt,
+                    const ShrinkInParallel& parallel = {});
 
 struct StructuralShrinkOptions {
   bool keep_world = false;  // never change world_size (the GPUs at hand are fixed)
@@ -68,7 +78,7 @@ struct StructuralShrinkOptions {
 // named by its edit: the same steps as shrink(shrinkable_from(start, options), ...).
 ShrinkResult shrink(const harness::Scenario& start, const StructuralShrinkOptions& options,
                     const FailurePredicate& fails, ShrinkBudget budget, const ShrinkProgress& progress = {},
-                    std::optional<std::string> failure = std::nullopt);
+                    std::optional<std::string> failure = std::nullopt, const ShrinkInParallel& parallel = {});
 
 // A shrink tree for a scenario from anywhere: its children are the candidates of the catalogue of
 // named structural edits (fuzz/shrink/edits.h), biggest first — drop blocks (renumbering the rest

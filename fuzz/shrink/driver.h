@@ -47,6 +47,12 @@ struct Search {
   std::function<std::string(const T&)> key;                   // equal keys: the same value
   std::function<bool(const T&)> admissible;                   // false: skipped without a run; unset: all
   std::function<void(const Step<T>&)> progress;               // once per accepted step; may be unset
+  // Speculative runs (optional): the identities of up to `width` candidates at once, in the order
+  // given (the caller runs them in parallel). The descent still takes the first candidate in order
+  // that reproduces, and a candidate run ahead is not run again, so it ends on the value the
+  // one-at-a-time descent ends on; only the number of runs (and the budget's cut) differs.
+  int width = 1;
+  std::function<std::vector<std::optional<std::string>>(const std::vector<const T*>&)> fails_many;
 };
 
 template <typename T>

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <chrono>
-#include <set>
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <vector>
 #include <utility>
 
 namespace shardfuzz::fuzz::shrinking {
@@ -18,9 +21,8 @@ class Greedy {
   }
 
   Outcome<T> run(std::optional<std::string> failure) {
-    // Values already run, by key: a run is seconds, a comparison microseconds.
     current_key_ = search_.key(out_.minimal);
-    ran_.insert(current_key_);
+    known_[current_key_] = Known::Accepted;
     if (!failure) {
       if (out_of_budget()) {
         out_.budget_exhausted = true;
@@ -44,38 +46,103 @@ class Greedy {
  private:
   using Clock = std::chrono::steady_clock;
 
-  // One walk over the current value's candidates: true when it took one.
+  // What a run said about a value, by key: a run is seconds, a comparison microseconds.
+  enum class Known { Rejected, Reproduces, Accepted };
+  // A candidate of the current walk: taken without a run (its key is the current value's, or it was
+  // run ahead and reproduces) or to be run.
+  struct Entry {
+    Candidate<T> candidate;
+    std::string key;
+    enum class What { Unchanged, Reproduces, Run } what;
+  };
+
+  int width() const { return search_.fails_many ? std::max(1, search_.width) : 1; }
+
+  // One walk over the current value's candidates: true when it took one. The walk goes in windows:
+  // the candidates in order up to `width` to run or one to take without a run; the window's runs
+  // go at once, and the first candidate of the window in order that reproduces is taken. With
+  // width 1 this is the plain greedy walk: run one, take it if it reproduces, else go on.
   bool descend() {
     auto candidates = search_.candidates(*current_);
-    while (auto c = candidates.next()) {
-      if (search_.admissible && !search_.admissible(c->value)) {
-        ++out_.skipped;
-        continue;
+    for (;;) {
+      const int room = out_of_budget() ? 0 : std::min(width(), budget_.max_runs - out_.tried);
+      std::vector<Entry> window;
+      int runs = 0;
+      bool walked = false;
+      while (runs == 0 || runs < room) {  // no look-ahead past a full window
+        auto c = candidates.next();
+        if (!c) {
+          walked = true;
+          break;
+        }
+        if (search_.admissible && !search_.admissible(c->value)) {
+          ++out_.skipped;
+          continue;
+        }
+        std::string key = search_.key(c->value);
+        const auto known = known_.find(key);
+        if (key == current_key_ || (known != known_.end() && known->second == Known::Reproduces)) {
+          const auto what = key == current_key_ ? Entry::What::Unchanged : Entry::What::Reproduces;
+          window.push_back({std::move(*c), std::move(key), what});
+          break;
+        }
+        if (known != known_.end() || in_window(window, key)) {
+          ++out_.skipped;
+          continue;
+        }
+        if (room == 0) {
+          out_.budget_exhausted = true;
+          return false;
+        }
+        window.push_back({std::move(*c), std::move(key), Entry::What::Run});
+        ++runs;
       }
-      std::string key = search_.key(c->value);
-      if (key == current_key_) {
-        current_ = std::move(c->value);
-        ++out_.unchanged;
-        return true;
+      run_window(window, runs);
+      for (Entry& e : window) {
+        if (e.what == Entry::What::Unchanged) {
+          current_ = std::move(e.candidate.value);
+          ++out_.unchanged;
+          return true;
+        }
+        if (known_.at(e.key) == Known::Reproduces) {
+          known_[e.key] = Known::Accepted;
+          current_key_ = e.key;
+          accept(std::move(e.candidate));
+          return true;
+        }
       }
-      auto [at, fresh] = ran_.insert(std::move(key));
-      if (!fresh) {
-        ++out_.skipped;
-        continue;
-      }
-      if (out_of_budget()) {
-        out_.budget_exhausted = true;
-        return false;
-      }
-      ++out_.tried;
-      const std::optional<std::string> got = fails_(c->value);
-      if (got && *got == out_.failure) {
-        current_key_ = *at;
-        accept(std::move(*c));
-        return true;
-      }
+      if (walked) return false;
     }
+  }
+
+  static bool in_window(const std::vector<Entry>& window, const std::string& key) {
+    for (const Entry& e : window)
+      if (e.key == key) return true;
     return false;
+  }
+
+  // Runs the window's candidates to run (one by one through `fails`, or at once through
+  // `fails_many`) and records what each said.
+  void run_window(const std::vector<Entry>& window, int runs) {
+    if (runs == 0) return;
+    std::vector<const T*> values;
+    for (const Entry& e : window)
+      if (e.what == Entry::What::Run) values.push_back(&e.candidate.value);
+    std::vector<std::optional<std::string>> got;
+    if (values.size() > 1) {
+      got = search_.fails_many(values);
+      if (got.size() != values.size()) throw std::logic_error("shrink: fails_many answered for a different number of values");
+    } else {
+      got.push_back(fails_(*values.front()));
+    }
+    out_.tried += static_cast<int>(values.size());
+    std::size_t i = 0;
+    for (const Entry& e : window)
+      if (e.what == Entry::What::Run) {
+        const bool reproduces = got[i] && *got[i] == out_.failure;
+        known_[e.key] = reproduces ? Known::Reproduces : Known::Rejected;
+        ++i;
+      }
   }
 
   void accept(Candidate<T> c) {
@@ -100,7 +167,7 @@ class Greedy {
   Outcome<T> out_;
   std::optional<T> current_;  // optional: T need not be default-constructible
   std::string current_key_;
-  std::set<std::string> ran_;
+  std::map<std::string, Known> known_;
 };
 
 }  // namespace detail

@@ -88,7 +88,7 @@ rc::Shrinkable<Scenario> shrinkable_from(const Scenario& scenario, StructuralShr
 }
 
 ShrinkResult shrink(const rc::Shrinkable<Scenario>& start, const FailurePredicate& fails, ShrinkBudget budget,
-                    const ShrinkProgress& progress, std::optional<std::string> failure) {
+                    const ShrinkProgress& progress, std::optional<std::string> failure, const ShrinkInParallel& parallel) {
   Node root{start, start.value()};
   shrinking::Search<Node> search;
   search.candidates = [](const Node& node) {
@@ -99,13 +99,22 @@ ShrinkResult shrink(const rc::Shrinkable<Scenario>& start, const FailurePredicat
   search.admissible = [](const Node& node) { return node.value && validates(*node.value); };
   search.progress = progress_of<Node>(progress, *root.value, [](const Node& node) -> const Scenario& { return *node.value; });
   const shrinking::Fails<Node> fails_node = [&](const Node& node) { return fails(*node.value); };
+  if (parallel.fails) {
+    search.width = parallel.width;
+    search.fails_many = [&](const std::vector<const Node*>& nodes) {
+      std::vector<const Scenario*> values;
+      for (const Node* n : nodes) values.push_back(&*n->value);
+      return parallel.fails(values);
+    };
+  }
   const auto outcome = shrinking::greedy(std::move(root), search, fails_node, {budget.max_steps, budget.max_seconds},
                                          std::move(failure));
   return result_of(outcome, *outcome.minimal.value);
 }
 
 ShrinkResult shrink(const Scenario& start, const StructuralShrinkOptions& options, const FailurePredicate& fails,
-                    ShrinkBudget budget, const ShrinkProgress& progress, std::optional<std::string> failure) {
+                    ShrinkBudget budget, const ShrinkProgress& progress, std::optional<std::string> failure,
+                    const ShrinkInParallel& parallel) {
   shrinking::Search<Scenario> search;
   search.candidates = [options](const Scenario& sc) {
     return rc::seq::fromContainer(shrinking::structural_candidates(sc, options));
@@ -113,6 +122,8 @@ ShrinkResult shrink(const Scenario& start, const StructuralShrinkOptions& option
   search.key = [](const Scenario& sc) { return harness::to_json_text(sc); };
   search.admissible = validates;
   search.progress = progress_of<Scenario>(progress, start, [](const Scenario& sc) -> const Scenario& { return sc; });
+  search.width = parallel.width;
+  search.fails_many = parallel.fails;
   const auto outcome = shrinking::greedy(start, search, shrinking::Fails<Scenario>(fails),
                                          {budget.max_steps, budget.max_seconds}, std::move(failure));
   return result_of(outcome, outcome.minimal);

@@ -7,6 +7,7 @@
 #include "fuzz/campaign_state.h"
 #include "harness/isolation/child_outcome.h"
 #include "harness/reproducer.h"
+#include "harness/scenario/scenario_json.h"
 #include "harness/scenario/standard_scenarios.h"
 #include "harness/files/temp_dir.h"
 
@@ -180,6 +181,34 @@ TEST(Reproducers, ASecondFindingWithTheSameNameDoesNotOverwriteTheFirst) {
   EXPECT_EQ(harness::load_reproducer(first).message, "first");
   EXPECT_EQ(harness::load_reproducer(second).message, "second");
   EXPECT_EQ(harness::load_reproducer(second).scenario.name, harness::load_reproducer(second).name);
+}
+
+// A shrink on three isolated workers at once (--shrink-workers) ends on the minimal case of the
+// one-at-a-time shrink, with the same accepted steps: the seed leak hunted for its row, so every
+// candidate is blamed on its own worker too.
+TEST(CampaignIsolation, AShrinkOnThreeWorkersEndsOnTheMinimalCaseOfOne) {
+  REQUIRE_SINGLE_THREADED();
+  std::vector<Finding> found;
+  for (const int workers : {1, 3}) {
+    harness::TempDir dir("shardfuzz-shrink-workers");
+    CampaignOptions o;
+    o.gen.profile = "torch-2.9";
+    o.until_row = "5";
+    o.seed = 4;
+    o.cases = 12;
+    o.out_dir = dir.path();
+    o.shrink_budget = {400, 1e6};
+    o.shrink_workers = workers;
+    std::ostringstream log;
+    const CampaignResult r = run_campaign(o, log);
+    ASSERT_EQ(r.findings.size(), 1u) << log.str();
+    found.push_back(r.findings.front());
+    EXPECT_EQ(harness::isolation::thread_count(), 1) << "the pool's threads are joined";
+  }
+  EXPECT_EQ(harness::to_json_text(found[0].minimal), harness::to_json_text(found[1].minimal));
+  EXPECT_EQ(found[0].shrink.steps_accepted, found[1].shrink.steps_accepted);
+  EXPECT_EQ(found[0].zoo, found[1].zoo);
+  EXPECT_GE(found[1].shrink.steps_tried, found[0].shrink.steps_tried) << "runs ahead are extra runs, not fewer";
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <numeric>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -159,6 +160,65 @@ TEST(ShrinkDriver, BudgetStopsTheDriver) {
   EXPECT_TRUE(timed.budget_exhausted);
   EXPECT_GE(timed.tried, 1);
   EXPECT_LE(timed.tried, 10);
+}
+
+// Speculative runs: `width` candidates at a time through fails_many end on the value and the
+// accepted steps of the one-at-a-time descent, over several identities and budgets, and never run
+// a value twice.
+TEST(ShrinkDriver, WindowsOfSpeculativeRunsEndWhereOneAtATimeEnds) {
+  // Fails "odd" for odd values over 40, "big" for even ones over 60: several identities, so a
+  // candidate that fails differently must be passed over in a window too.
+  const Fails<int> fails = [](const int& v) -> std::optional<std::string> {
+    if (v > 60 && v % 2 == 0) return "big";
+    if (v > 40 && v % 2 == 1) return "odd";
+    return std::nullopt;
+  };
+  for (const int start : {1000, 999, 61, 4097}) {
+    for (const int max_runs : {3, 7, 500}) {
+      Search<int> one = integers();
+      std::vector<int> steps_one;
+      one.progress = [&](const Step<int>& s) { steps_one.push_back(s.value); };
+      const Outcome<int> sequential = greedy(start, one, fails, Budget{max_runs, 600});
+      for (const int width : {2, 3, 8}) {
+        Search<int> many = integers();
+        std::vector<int> steps_many;
+        many.progress = [&](const Step<int>& s) { steps_many.push_back(s.value); };
+        std::multiset<int> ran;
+        int batches = 0;
+        many.width = width;
+        many.fails_many = [&](const std::vector<const int*>& values) {
+          EXPECT_LE(static_cast<int>(values.size()), width);
+          ++batches;
+          std::vector<std::optional<std::string>> out;
+          for (const int* v : values) {
+            ran.insert(*v);
+            out.push_back(fails(*v));
+          }
+          return out;
+        };
+        const Fails<int> counted = [&](const int& v) {
+          ran.insert(v);
+          return fails(v);
+        };
+        const Outcome<int> windowed = greedy(start, many, counted, Budget{max_runs, 600});
+        const std::string what = "start " + std::to_string(start) + ", width " + std::to_string(width) +
+                                 ", max_runs " + std::to_string(max_runs);
+        EXPECT_LE(windowed.tried, max_runs) << what;
+        for (const int v : ran) EXPECT_EQ(ran.count(v), 1u) << what << ": " << v << " ran twice";
+        if (max_runs == 500) {
+          EXPECT_EQ(windowed.minimal, sequential.minimal) << what;
+          EXPECT_EQ(steps_many, steps_one) << what;
+          EXPECT_EQ(windowed.failure, sequential.failure) << what;
+          EXPECT_FALSE(windowed.budget_exhausted) << what;
+          EXPECT_GT(batches, 0) << what;
+        } else {
+          // A budget cuts the windowed descent at a different place, but only on its way down.
+          EXPECT_TRUE(windowed.budget_exhausted || windowed.minimal == sequential.minimal) << what;
+          EXPECT_TRUE(fails(windowed.minimal) == sequential.failure || windowed.minimal == start) << what;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
