@@ -96,7 +96,7 @@ std::optional<std::string> first_failing_property(const harness::Scenario& scena
 
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
                              const std::string& dir, const std::string& found_by, const std::string& zoo,
-                             CaseRunner* runner, const nlohmann::json& differential) {
+                             CaseRunner* runner, const nlohmann::json& differential, CasePool* pool) {
   harness::Reproducer r;
   r.scenario = minimal;
   // A zoo row names the file "zoo-ROW-..."; a differential finding's class names it itself
@@ -115,11 +115,16 @@ std::string write_reproducer(const harness::Scenario& minimal, const std::string
   r.message = message;
   r.zoo = zoo;
   r.differential = differential;
-  auto verdict = [&](const std::string& profile) {
-    return runner ? runner->verdict_under(minimal, profile) : harness::verdict_under(minimal, profile);
-  };
-  for (const auto& profile : semantics::Profile::names()) r.expected[profile] = verdict(profile);
-  r.expected[minimal.profile.name] = verdict(minimal.profile.name);
+  std::vector<std::string> profiles = semantics::Profile::names();
+  if (std::find(profiles.begin(), profiles.end(), minimal.profile.name) == profiles.end())
+    profiles.push_back(minimal.profile.name);
+  if (pool) {
+    const std::vector<std::string> verdicts = pool->verdicts_under(minimal, profiles);
+    for (std::size_t i = 0; i < profiles.size(); ++i) r.expected[profiles[i]] = verdicts[i];
+  } else {
+    for (const auto& profile : profiles)
+      r.expected[profile] = runner ? runner->verdict_under(minimal, profile) : harness::verdict_under(minimal, profile);
+  }
   const std::string path = dir + "/" + r.name + ".json";
   harness::write_file_atomically(path, harness::to_json(r).dump(2) + "\n");
   return path;
@@ -344,7 +349,7 @@ Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backe
   }
   f.path = write_reproducer(f.minimal, f.property, f.message, options.out_dir,
                             options.command.empty() ? "shardfuzz fuzz --seed " + std::to_string(options.seed) : options.command,
-                            f.zoo, &runner, differential);
+                            f.zoo, &runner, differential, pool ? &*pool : nullptr);
   f.report = write_finding_report(f, backend, options.isolation, out);
   return f;
 }

@@ -80,11 +80,14 @@ std::optional<std::string> first_failing_property(const harness::Scenario& scena
 
 CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out);
 
+class CasePool;
+
 // Writes the reproducer for a shrunk failure into `dir` (expected verdicts under every profile, from
-// `runner`: isolated when it is; nullptr: in this process).
+// `pool` side by side when given, else from `runner`: isolated when it is; nullptr: in this process).
 std::string write_reproducer(const harness::Scenario& minimal, const std::string& property, const std::string& message,
                              const std::string& dir, const std::string& found_by, const std::string& zoo = "",
-                             CaseRunner* runner = nullptr, const nlohmann::json& differential = nullptr);
+                             CaseRunner* runner = nullptr, const nlohmann::json& differential = nullptr,
+                             CasePool* pool = nullptr);
 
 // The options a saved campaign ran with, to resume it writing into `out_dir`.
 CampaignOptions options_to_resume(const CampaignState& state, const std::string& out_dir);

@@ -27,8 +27,14 @@ class CasePool {
   // The first exception (in order) is rethrown once every task has ended.
   std::vector<std::optional<std::string>> run(const std::vector<const harness::Scenario*>& scenarios,
                                               const Task& task);
+  // The first failing property of `scenario` under each profile, or "pass" (CaseRunner::verdict_under),
+  // width() at a time.
+  std::vector<std::string> verdicts_under(const harness::Scenario& scenario, const std::vector<std::string>& profiles);
 
  private:
+  // work(lane i, i) for i < n <= width() at once; rethrows the first exception once all have ended.
+  void on_lanes(std::size_t n, const std::function<void(CaseRunner&, std::size_t)>& work);
+
   std::vector<CaseRunner*> lanes_;
   std::vector<std::unique_ptr<CaseRunner>> owned_;
 };
