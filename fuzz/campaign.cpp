@@ -312,7 +312,7 @@ Finding shrink_and_write(const CampaignOptions& options, harness::Backend& backe
     // A divergence's identity needs both sides whole; a property's, only the properties up to it.
     const CaseCheck c = on.check(s, failing.differential ? "" : f.property);
     if (!c.property || options.until_row.empty()) return c.failure();
-    return blamed_on(on.blame(s, &c), options.until_row) ? c.failure() : std::nullopt;
+    return blamed_on(on.blame(s, &c, options.until_row), options.until_row) ? c.failure() : std::nullopt;
   };
   auto still_fails = [&](const harness::Scenario& s) { return still_fails_on(runner, s); };
   // Candidates run side by side on isolated workers: the same minimal case, in fewer rounds.
@@ -437,7 +437,7 @@ CampaignResult run_campaign(const CampaignOptions& options, std::ostream& out) {
     // Hunting one row: blame the drawn case first (a few runs) and shrink only candidates for the
     // row; the minimal case is blamed again, since shrinking can move it to another.
     const bool hunted = check.property && (options.until_row.empty() ||
-                                           blamed_on(runner.blame(drawn.value(), &check), options.until_row));
+                                           blamed_on(runner.blame(drawn.value(), &check, options.until_row), options.until_row));
     if (!hunted) {
       session.case_done(k);
       if (!check.property) session.report(false);

@@ -31,18 +31,24 @@ CaseCheck check_here(const harness::Scenario& scenario, harness::Backend& backen
   return c;
 }
 
-// The worker's side (runs in the child).
+// The worker's side (runs in the child). It keeps the run of its last failing check, for a blame
+// of the same scenario that follows it (a shrink hunting a row asks for both).
 std::string serve(const std::string& text) {
+  static std::string last_failing;  // the scenario's JSON text
+  static std::optional<harness::RunRecord> last_run;
   const json request = json::parse(text);
   const std::string op = request.at("op").get<std::string>();
   const harness::Scenario scenario = harness::scenario_from_json(request.at("scenario"));
   if (op == "check") {
-    const CaseCheck c = check_here(scenario, harness::threads_backend(), request.value("up_to", ""));
+    CaseCheck c = check_here(scenario, harness::threads_backend(), request.value("up_to", ""));
+    last_failing = c.property && c.run ? request.at("scenario").dump() : "";
+    last_run = c.property ? std::move(c.run) : std::nullopt;
     return json{{"property", c.property ? *c.property : ""}, {"message", c.message}}.dump();
   }
   if (op == "blame") {
+    const bool ran = last_run && request.at("scenario").dump() == last_failing;
     json out = json::array();
-    for (const auto& b : harness::zoo::blame(scenario, nullptr))
+    for (const auto& b : harness::zoo::blame(scenario, ran ? &*last_run : nullptr, request.value("only_row", "")))
       out.push_back({{"switch", b.switch_name}, {"row", b.row}, {"injected", b.injected}, {"upstream", b.upstream}});
     return out.dump();
   }
@@ -101,12 +107,14 @@ CaseCheck CaseRunner::check(const harness::Scenario& scenario, const std::string
   return c;
 }
 
-std::vector<harness::zoo::Blame> CaseRunner::blame(const harness::Scenario& scenario, const CaseCheck* failing) {
+std::vector<harness::zoo::Blame> CaseRunner::blame(const harness::Scenario& scenario, const CaseCheck* failing,
+                                                   const std::string& only_row) {
   // A case that killed its process has no run to blame a switch on.
   if (failing && failing->property == std::string(kProcessSurvives)) return {};
-  if (!isolation_) return harness::zoo::blame(scenario, failing && failing->run ? &*failing->run : nullptr);
+  if (!isolation_) return harness::zoo::blame(scenario, failing && failing->run ? &*failing->run : nullptr, only_row);
   std::vector<harness::zoo::Blame> blames;
-  const auto reply = in_worker({{"op", "blame"}, {"scenario", harness::to_json(scenario)}}, nullptr);
+  const auto reply =
+      in_worker({{"op", "blame"}, {"scenario", harness::to_json(scenario)}, {"only_row", only_row}}, nullptr);
   if (!reply) return blames;  // unattributed
   for (const auto& j : json::parse(*reply))
     blames.push_back({j.at("switch").get<std::string>(), j.at("row").get<std::string>(), j.at("injected").get<bool>(),

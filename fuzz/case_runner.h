@@ -63,8 +63,11 @@ class CaseRunner {
   // `up_to`: judge the properties in order up to that one only (a shrink step reproducing it: see
   // harness::check_properties), without the unsharded reference when parity comes later.
   CaseCheck check(const harness::Scenario& scenario, const std::string& up_to = "");
-  // Blame always runs natively; `failing` is reused when it holds a native run.
-  std::vector<harness::zoo::Blame> blame(const harness::Scenario& scenario, const CaseCheck* failing = nullptr);
+  // Blame always runs natively; `failing` is reused when it holds a native run (isolated: the
+  // worker reuses the run of its last check when that was this scenario). `only_row`: see
+  // harness::zoo::blame.
+  std::vector<harness::zoo::Blame> blame(const harness::Scenario& scenario, const CaseCheck* failing = nullptr,
+                                         const std::string& only_row = "");
   // The first failing property under `profile` on the native runtime, or "pass".
   std::string verdict_under(const harness::Scenario& scenario, const std::string& profile);
 

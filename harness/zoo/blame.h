@@ -23,7 +23,10 @@ struct Blame {
 // The switches to blame for `scenario` failing under its own profile (empty: none alone explains
 // it, or it does not fail). Runs the scenario once per deviation from strict; `failing_run`, when
 // the caller already ran the scenario and saw it fail, saves the run under its own profile.
-std::vector<Blame> blame(const Scenario& scenario, const RunRecord* failing_run = nullptr);
+// `only_row` (non-empty): flip only the switches the zoo table can name that row for, so the blames
+// name that row exactly when the full blame would (hunting one row: `fuzz --until-row`).
+std::vector<Blame> blame(const Scenario& scenario, const RunRecord* failing_run = nullptr,
+                         const std::string& only_row = "");
 
 // "row 5 (post_forward_reshards_during_backward)", or "unattributed".
 std::string describe(const std::vector<Blame>& blames);
