@@ -53,6 +53,12 @@ struct Search {
   // one-at-a-time descent ends on; only the number of runs (and the budget's cut) differs.
   int width = 1;
   std::function<std::vector<std::optional<std::string>>(const std::vector<const T*>&)> fails_many;
+  // What a candidate changes from the current value, in words ("steps 3 -> 1"; optional). When set,
+  // the walk tries the candidates whose change was already run and rejected at an earlier value
+  // last, after the fresh ones: a tree's first shrinks (drop a block, fewer ranks) are offered
+  // again after every step and mostly fail again. Every candidate is still tried before the walk
+  // ends, so the result is as minimal, though it may be another minimum than the plain order's.
+  std::function<std::string(const T& from, const T& to)> change;
 };
 
 template <typename T>

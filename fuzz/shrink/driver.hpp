@@ -2,8 +2,11 @@
 #pragma once
 
 #include <chrono>
+#include <rapidcheck/seq/Create.h>
+
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <vector>
 #include <utility>
@@ -63,7 +66,7 @@ class Greedy {
   // go at once, and the first candidate of the window in order that reproduces is taken. With
   // width 1 this is the plain greedy walk: run one, take it if it reproduces, else go on.
   bool descend() {
-    auto candidates = search_.candidates(*current_);
+    auto candidates = search_.change ? fresh_first(search_.candidates(*current_)) : search_.candidates(*current_);
     for (;;) {
       const int room = out_of_budget() ? 0 : std::min(width(), budget_.max_runs - out_.tried);
       std::vector<Entry> window;
@@ -115,6 +118,20 @@ class Greedy {
     }
   }
 
+  // The candidates with a change not rejected before, then the others, each group in order.
+  rc::Seq<Candidate<T>> fresh_first(rc::Seq<Candidate<T>> all) {
+    std::vector<Candidate<T>> fresh, again;
+    while (auto c = all.next()) {
+      if (search_.admissible && !search_.admissible(c->value)) {
+        ++out_.skipped;
+        continue;
+      }
+      (rejected_changes_.count(search_.change(*current_, c->value)) ? again : fresh).push_back(std::move(*c));
+    }
+    for (auto& c : again) fresh.push_back(std::move(c));
+    return rc::seq::fromContainer(std::move(fresh));
+  }
+
   static bool in_window(const std::vector<Entry>& window, const std::string& key) {
     for (const Entry& e : window)
       if (e.key == key) return true;
@@ -141,6 +158,7 @@ class Greedy {
       if (e.what == Entry::What::Run) {
         const bool reproduces = got[i] && *got[i] == out_.failure;
         known_[e.key] = reproduces ? Known::Reproduces : Known::Rejected;
+        if (!reproduces && search_.change) rejected_changes_.insert(search_.change(*current_, e.candidate.value));
         ++i;
       }
   }
@@ -168,6 +186,7 @@ class Greedy {
   std::optional<T> current_;  // optional: T need not be default-constructible
   std::string current_key_;
   std::map<std::string, Known> known_;
+  std::set<std::string> rejected_changes_;  // changes run and rejected (Search::change)
 };
 
 }  // namespace detail

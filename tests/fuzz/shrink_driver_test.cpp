@@ -221,5 +221,22 @@ TEST(ShrinkDriver, WindowsOfSpeculativeRunsEndWhereOneAtATimeEnds) {
   }
 }
 
+// A change rejected once (here "zero": the failure needs at least 37) goes to the back of later
+// walks: fewer runs, and the walk still tries everything before it ends (the minimum is 1-minimal).
+TEST(ShrinkDriver, ChangesRejectedBeforeAreTriedLast) {
+  const Fails<int> at_least_37 = [](const int& v) { return v >= 37 ? std::optional<std::string>("big") : std::nullopt; };
+  Search<int> plain = integers();
+  Search<int> deferring = integers();
+  deferring.change = [](const int& from, const int& to) {
+    return to == 0 ? std::string("zero") : to == from / 2 ? std::string("halve") : std::string("decrement");
+  };
+  const Outcome<int> a = greedy(1000, plain, at_least_37, Budget{});
+  const Outcome<int> b = greedy(1000, deferring, at_least_37, Budget{});
+  EXPECT_EQ(a.minimal, 37);
+  EXPECT_EQ(b.minimal, 37);
+  EXPECT_LT(b.tried, a.tried);
+  EXPECT_FALSE(b.budget_exhausted);
+}
+
 }  // namespace
 }  // namespace shardfuzz::fuzz::shrinking
