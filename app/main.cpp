@@ -13,6 +13,7 @@
 #include "app/replay_command.h"
 #include "app/run_command.h"
 #include "harness/backends/process/rank_process.h"
+#include "harness/isolation/child_outcome.h"
 #include "runtime/comm/blas_threads.h"
 
 #include <CLI/App.hpp>
@@ -112,10 +113,13 @@ int run_command(Command& command, const Invocation& in) {
 
 int main(int argc, char** argv) {
   // OpenBLAS's pthread build (the fast BLAS CI installs) starts its thread pool as it loads, before
-  // main: once, start again with one BLAS thread (docs/runtime.md, The BLAS behind the rank threads).
+  // main: stop it (one BLAS thread per call), or, where it cannot be stopped, start again with one
+  // BLAS thread, which costs a second start-up (0.7 s here: docs/runtime.md, The BLAS behind the
+  // rank threads). Children this process starts inherit the variable.
   if (shardfuzz::comm::blas_thread_pool_started() && !std::getenv("OPENBLAS_NUM_THREADS")) {
     ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
-    ::execv("/proc/self/exe", argv);  // only returns on failure: go on with the pool
+    if (!shardfuzz::comm::stop_blas_thread_pool() || shardfuzz::harness::isolation::thread_count() > 1)
+      ::execv("/proc/self/exe", argv);  // only returns on failure: go on with the pool
   }
   for (int s : {SIGSEGV, SIGBUS, SIGABRT}) std::signal(s, report_crash);
 

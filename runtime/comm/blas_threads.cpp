@@ -39,4 +39,13 @@ void single_threaded_blas() {
   if (auto* set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(1);
 }
 
+bool stop_blas_thread_pool() {
+  using Shutdown = int (*)();
+  auto* shutdown = reinterpret_cast<Shutdown>(::dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
+  if (!shutdown) return false;
+  single_threaded_blas();
+  shutdown();
+  return true;
+}
+
 }  // namespace shardfuzz::comm

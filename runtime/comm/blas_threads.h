@@ -22,7 +22,13 @@ void single_threaded_blas();
 // Whether a threaded OpenBLAS started a pool of more than one thread when it loaded (it sizes the
 // pool from OPENBLAS_NUM_THREADS, else the CPU count, before main runs). Fork-based isolation needs
 // a single-threaded process, and the ranks are the parallelism anyway: the shardfuzz binary then
-// starts itself again with OPENBLAS_NUM_THREADS=1 (fuzz/main.cpp).
+// stops the pool (stop_blas_thread_pool), or else starts itself again with OPENBLAS_NUM_THREADS=1
+// (app/main.cpp).
 bool blas_thread_pool_started();
+
+// Asks a threaded OpenBLAS for one thread per call and joins its pool's threads
+// (blas_thread_shutdown_, what OpenBLAS's own fork handler calls; with one thread per call it never
+// starts them again). False when this OpenBLAS has no such entry point.
+bool stop_blas_thread_pool();
 
 }  // namespace shardfuzz::comm
