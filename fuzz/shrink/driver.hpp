@@ -1,15 +1,15 @@
 // Template bodies of driver.h.
 #pragma once
 
-#include <chrono>
 #include <rapidcheck/seq/Create.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <stdexcept>
-#include <vector>
 #include <utility>
+#include <vector>
 
 namespace shardfuzz::fuzz::shrinking {
 
@@ -66,7 +66,9 @@ class Greedy {
   // go at once, and the first candidate of the window in order that reproduces is taken. With
   // width 1 this is the plain greedy walk: run one, take it if it reproduces, else go on.
   bool descend() {
-    auto candidates = search_.change ? fresh_first(search_.candidates(*current_)) : search_.candidates(*current_);
+    // fresh_first has already left the inadmissible candidates out (and counted them).
+    const bool admissible_only = bool(search_.change);
+    auto candidates = admissible_only ? fresh_first(search_.candidates(*current_)) : search_.candidates(*current_);
     for (;;) {
       const int room = out_of_budget() ? 0 : std::min(width(), budget_.max_runs - out_.tried);
       std::vector<Entry> window;
@@ -78,7 +80,7 @@ class Greedy {
           walked = true;
           break;
         }
-        if (search_.admissible && !search_.admissible(c->value)) {
+        if (!admissible_only && search_.admissible && !search_.admissible(c->value)) {
           ++out_.skipped;
           continue;
         }
