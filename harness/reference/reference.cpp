@@ -36,7 +36,8 @@ std::shared_ptr<const Reference> train_reference(const Scenario& sc) {
   fsdp::MixedPrecisionPolicy policy = sc.mp_policy();
   if (!policy.param_dtype && sc.compute_dtype() != c10::ScalarType::Float) policy.param_dtype = sc.compute_dtype();
   train::ReferenceRun run =
-      train::run_reference(*model, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer, policy);
+      train::run_reference(*model, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer, policy,
+                           reference_batches_ranks(sc));
   auto out = std::make_shared<Reference>();
   out->losses = std::move(run.losses);
   for (auto& [fqn, p] : model->named_parameters()) out->parameters[fqn] = p->detach();
@@ -90,5 +91,12 @@ void ReferenceInBackground::wait() {
 }
 
 int references_trained() { return g_trained.load(); }
+
+bool reference_batches_ranks(const Scenario& sc) {
+  const bool rows_alone = std::none_of(sc.blocks.begin(), sc.blocks.end(), [](const BlockSpec& b) {
+    return b.attention || b.kind == BlockSpec::Kind::RoutedMoe;
+  });
+  return rows_alone && !sc.mixed_precision && sc.compute_dtype() == c10::ScalarType::Float;
+}
 
 }  // namespace shardfuzz::harness

@@ -26,6 +26,14 @@ struct Reference {
 // The scenario's reference, from the cache or trained now (on the CPU). Thread-safe.
 std::shared_ptr<const Reference> reference_of(const Scenario& scenario);
 
+// Whether the scenario's reference trains the ranks' batches of each forward as one batch
+// (train::run_reference's ranks_as_one_batch: world-size times fewer ops): when every output row of
+// the model depends on its own input row alone (no block attends), no discrete choice hangs on a
+// row's last bit (no top-k routing: a near-tie that a matmul over more rows rounds the other way
+// would route a token elsewhere) and everything is float32, where the other summation order stays
+// far inside parity's tolerance.
+bool reference_batches_ranks(const Scenario& scenario);
+
 // Attaches the reference to a run that parity can judge: completed, with the ranks' shard values,
 // and no planned non-finite gradient fired (it changes training; nonfinite_reported judges it).
 void attach_reference(const Scenario& scenario, RunRecord& run);

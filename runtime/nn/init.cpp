@@ -1,21 +1,107 @@
-// A CPU generator per model (or, shape-only, meta tensors and no draws).
+// A CPU generator per model (or, shape-only, meta tensors and no draws), and the process's cache of
+// recent draws.
 #include "runtime/nn/init.h"
+
+#include "runtime/memory/counting_allocator.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
 namespace shardfuzz::nn {
+namespace {
+
+// A draw: the seed, its place in that seed's stream, its sizes and scale. The generator's state
+// after the draw comes with it, so the Init that copies it goes on where the drawing one went on.
+using DrawKey = std::tuple<uint64_t, int64_t, std::vector<int64_t>, double>;
+
+struct Draw {
+  std::once_flag drawn;
+  at::Tensor value;        // belongs to no rank
+  at::Tensor state_after;  // the generator's state after it
+};
+
+// Bounded by bytes (oldest first out): a scenario's model is small next to the bound, so a case's
+// ranks, its reference and its blame and shrink reruns find their draws; a draw larger than the
+// bound is not kept.
+class DrawCache {
+ public:
+  static constexpr int64_t kMaxBytes = 64LL << 20;
+
+  std::shared_ptr<Draw> find_or_add(const DrawKey& key, int64_t bytes, bool& added) {
+    std::lock_guard<std::mutex> lock(mu_);
+    added = false;
+    if (auto it = draws_.find(key); it != draws_.end()) return it->second;
+    if (bytes > kMaxBytes) return nullptr;
+    while (bytes_ + bytes > kMaxBytes && !order_.empty()) {
+      auto it = draws_.find(order_.front().first);
+      bytes_ -= order_.front().second;
+      if (it != draws_.end()) draws_.erase(it);
+      order_.pop_front();
+    }
+    auto d = std::make_shared<Draw>();
+    draws_.emplace(key, d);
+    order_.emplace_back(key, bytes);
+    bytes_ += bytes;
+    added = true;
+    return d;
+  }
+  DrawCacheCounts counts;
+  std::mutex counts_mu;
+
+ private:
+  std::mutex mu_;
+  std::map<DrawKey, std::shared_ptr<Draw>> draws_;
+  std::deque<std::pair<DrawKey, int64_t>> order_;
+  int64_t bytes_ = 0;
+};
+
+DrawCache& cache() {
+  static DrawCache* c = new DrawCache();  // never destroyed: ranks may draw while the process exits
+  return *c;
+}
+
+}  // namespace
 
 Init::Init(uint64_t seed, bool shape_only)
-    : gen_(at::make_generator<at::CPUGeneratorImpl>(seed)), shape_only_(shape_only) {}
+    : seed_(seed), gen_(at::make_generator<at::CPUGeneratorImpl>(seed)), shape_only_(shape_only) {}
 
 at::Tensor Init::normal(const std::vector<int64_t>& sizes, double std) {
   if (shape_only_) return at::empty(sizes, at::TensorOptions().dtype(at::kFloat).device(at::kMeta));
-  return at::randn(sizes, gen_, at::TensorOptions().dtype(at::kFloat)) * std;
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  const auto draw_here = [&] { return at::randn(sizes, gen_, at::TensorOptions().dtype(at::kFloat)) * std; };
+  bool added = false;
+  const std::shared_ptr<Draw> d =
+      cache().find_or_add(DrawKey{seed_, draws_++, sizes, std}, numel * static_cast<int64_t>(sizeof(float)), added);
+  if (!d) return draw_here();
+  bool drew = false;
+  std::call_once(d->drawn, [&] {
+    memory::AllocationRankGuard no_rank(-1);  // the kept draw is no rank's
+    d->value = draw_here();
+    d->state_after = gen_.get_state();
+    drew = true;
+  });
+  {
+    std::lock_guard<std::mutex> lock(cache().counts_mu);
+    ++(drew ? cache().counts.drawn : cache().counts.served);
+  }
+  if (!drew) gen_.set_state(d->state_after);
+  return d->value.clone();  // the caller's, counted where it is made
 }
 
 at::Tensor Init::zeros(const std::vector<int64_t>& sizes) {
   return at::zeros(sizes, at::TensorOptions().dtype(at::kFloat).device(shape_only_ ? at::kMeta : at::kCPU));
+}
+
+DrawCacheCounts draw_cache_counts() {
+  std::lock_guard<std::mutex> lock(cache().counts_mu);
+  return cache().counts;
 }
 
 }  // namespace shardfuzz::nn

@@ -1,6 +1,12 @@
 // Deterministic parameter init from a per-model generator, so every rank and the unsharded
 // reference build bit-identical models from one seed (LibTorch's default generator is
 // process-global and rank threads would race on it).
+//
+// Every rank of a run, the reference beside it, and the blame and shrink runs of the same case
+// draw the same weights from the same seed: the process keeps the recent draws (DrawCache), and an
+// Init whose draw is there copies it instead of drawing again. The copy is made on the calling
+// thread, so a rank's allocator counts it exactly as it counted the draw; the kept draws belong to
+// no rank.
 #pragma once
 
 #include <ATen/core/Generator.h>
@@ -19,8 +25,17 @@ class Init {
   at::Tensor zeros(const std::vector<int64_t>& sizes);
 
  private:
+  uint64_t seed_;
+  int64_t draws_ = 0;  // normal() calls so far: with the seed, the draw's place in the stream
   at::Generator gen_;
   bool shape_only_ = false;
 };
+
+// The process's recent draws: how many normal() calls it served without drawing, and drew.
+struct DrawCacheCounts {
+  int64_t served = 0;
+  int64_t drawn = 0;
+};
+DrawCacheCounts draw_cache_counts();
 
 }  // namespace shardfuzz::nn

@@ -185,6 +185,19 @@ at::Tensor transpose(const at::Tensor& x, int64_t dim0, int64_t dim1) {
   });
 }
 
+at::Tensor narrow(const at::Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  if (x.dim() == 0 || dim < -x.dim() || dim >= x.dim() || start < 0 || length < 0 ||
+      start + length > x.size(dim))
+    throw std::invalid_argument("ops::narrow: dim " + std::to_string(dim) + ", rows [" + std::to_string(start) + ", " +
+                                std::to_string(start + length) + ") out of range for " + sizes_str(x.sizes()));
+  at::Tensor out = no_grad([&] { return as_fresh_alias(x.detach().narrow(dim, start, length)); });
+  return record_op("NarrowBackward", {x}, out, [xs = x.sizes().vec(), dim, start, length](const at::Tensor& g) -> tensor_list {
+    at::Tensor full = at::zeros(xs, g.options());
+    full.narrow(dim, start, length).copy_(g);
+    return {full};
+  });
+}
+
 at::Tensor softmax(const at::Tensor& x, int64_t dim) {
   at::Tensor out = no_grad([&] { return at::softmax(x, dim); });
   SavedTensor so = wants(x) ? save_output(out) : SavedTensor();

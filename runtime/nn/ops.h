@@ -27,6 +27,8 @@ at::Tensor sum_all(const at::Tensor& x);
 at::Tensor unsqueeze(const at::Tensor& x, int64_t dim);
 at::Tensor reshape(const at::Tensor& x, const std::vector<int64_t>& sizes);  // one -1 allowed
 at::Tensor transpose(const at::Tensor& x, int64_t dim0, int64_t dim1);
+// Rows [start, start + length) of dim `dim`; the gradient is zero outside them.
+at::Tensor narrow(const at::Tensor& x, int64_t dim, int64_t start, int64_t length);
 // Saves its output, as upstream's softmax.
 at::Tensor softmax(const at::Tensor& x, int64_t dim);
 // x / sqrt(mean(x^2 over the last dim) + eps) * weight, weight [x.size(-1)]. Saves x, the rstd and

@@ -3,19 +3,58 @@
 
 #include "runtime/nn/ops.h"
 
+#include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 
 namespace shardfuzz::train {
 
+namespace {
+
+// One step's micro-batch m with the ranks' batches as one: each forward sees every rank's rows,
+// each rank's loss is taken on its own rows; the backward of their sum, scaled as the ranks'
+// reduction and the accumulation scale them. Adds each rank's loss to `totals`.
+void micro_batch_of_all_ranks(nn::Module& model, int world_size, int s, int m, const StepPlan& plan,
+                              const InputFn& input, const LossFn& loss_fn, std::vector<double>& totals) {
+  std::vector<at::Tensor> rank_losses(static_cast<std::size_t>(world_size));
+  for (int f = 0; f < plan.forwards_per_backward; ++f) {
+    // The reference compares parameters only: the inputs' own gradients are not needed.
+    std::vector<at::Tensor> rows;
+    for (int r = 0; r < world_size; ++r) rows.push_back(input(r, s, m, f).detach());
+    at::Tensor batch = at::cat(rows, 0);
+    at::Tensor out = model(batch);
+    const int64_t per_rank = out.size(0) / world_size;
+    for (int r = 0; r < world_size; ++r) {
+      at::Tensor l = loss_fn(nn::ops::narrow(out, 0, r * per_rank, per_rank));
+      auto& loss = rank_losses[static_cast<std::size_t>(r)];
+      loss = loss.defined() ? nn::ops::add(loss, l) : l;
+    }
+  }
+  at::Tensor sum;
+  for (int r = 0; r < world_size; ++r) {
+    const at::Tensor& loss = rank_losses[static_cast<std::size_t>(r)];
+    totals[static_cast<std::size_t>(r)] += loss.item<double>();
+    sum = sum.defined() ? nn::ops::add(sum, loss) : loss;
+  }
+  if (sum.requires_grad()) torch::autograd::backward({nn::ops::scale(sum, 1.0 / (world_size * plan.micro_batches))});
+}
+
+}  // namespace
+
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
-                           const LossFn& loss_fn, const OptimizerConfig& optimizer) {
+                           const LossFn& loss_fn, const OptimizerConfig& optimizer, bool ranks_as_one_batch) {
   std::vector<at::Tensor*> params;
   for (auto& [name, p] : model.named_parameters()) params.push_back(p);
   ReferenceOptimizer opt(params, optimizer);
   ReferenceRun run;
   for (int s = 0; s < steps; ++s) {
     std::vector<double> losses;
-    for (int r = 0; r < world_size; ++r) {
+    if (ranks_as_one_batch) {
+      std::vector<double> totals(static_cast<std::size_t>(world_size), 0.0);
+      for (int m = 0; m < plan.micro_batches; ++m)
+        micro_batch_of_all_ranks(model, world_size, s, m, plan, input, loss_fn, totals);
+      for (double t : totals) losses.push_back(t / plan.micro_batches);
+    }
+    for (int r = 0; !ranks_as_one_batch && r < world_size; ++r) {
       double total = 0;
       for (int m = 0; m < plan.micro_batches; ++m) {
         at::Tensor loss;
@@ -39,8 +78,8 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
 
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer,
-                           const fsdp::MixedPrecisionPolicy& mp) {
-  if (!mp.param_dtype) return run_reference(model, world_size, steps, plan, input, loss_fn, optimizer);
+                           const fsdp::MixedPrecisionPolicy& mp, bool ranks_as_one_batch) {
+  if (!mp.param_dtype) return run_reference(model, world_size, steps, plan, input, loss_fn, optimizer, ranks_as_one_batch);
   const c10::ScalarType compute = *mp.param_dtype;
   std::vector<at::Tensor*> params;
   for (auto& [name, p] : model.named_parameters()) params.push_back(p);

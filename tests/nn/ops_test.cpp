@@ -1,4 +1,4 @@
-// The runtime's new ops (softmax, rms_norm, embedding, reshape, transpose) against the same
+// The runtime's new ops (softmax, rms_norm, embedding, reshape, transpose, narrow) against the same
 // computation in plain LibTorch autograd: forward values, gradients of a random-probe loss
 // (double, tolerance 1e-9..1e-6), and how many tensors each op saves (upstream's choice).
 #include "runtime/nn/ops.h"
@@ -147,6 +147,23 @@ TEST(NnOpsTest, ReshapeAndTransposeRejectBadShapesNamingThem) {
     EXPECT_NE(std::string(e.what()).find("[4, 2]"), std::string::npos) << e.what();
   }
   EXPECT_THROW(ops::transpose(x, 0, 2), std::invalid_argument);
+}
+
+TEST(NnOpsTest, NarrowMatchesLibTorchAndItsGradientIsZeroOutsideTheRows) {
+  at::Tensor x0 = random({6, 4}, 23);
+  at::Tensor x = leaf(x0), xr = leaf(x0);
+  at::Tensor a = ops::narrow(x, 0, 0, 2), b = ops::narrow(x, 0, 4, 2), c = ops::narrow(x, 1, 1, 3);
+  EXPECT_EQ(a.data_ptr(), x.data_ptr()) << "a narrow costs no memory";
+  expect_close(b, xr.narrow(0, 4, 2), 0.0, "narrow forward");
+  at::Tensor loss = ops::add(probe_loss(a, 24), ops::add(probe_loss(b, 25), probe_loss(c, 26)));
+  at::Tensor loss_ref =
+      probe_loss_ref(xr.narrow(0, 0, 2), 24) + probe_loss_ref(xr.narrow(0, 4, 2), 25) + probe_loss_ref(xr.narrow(1, 1, 3), 26);
+  const at::Tensor g = grads(loss, {x})[0];
+  expect_close(g, grads(loss_ref, {xr})[0], kTol, "narrow grad");
+  EXPECT_EQ(g.narrow(0, 2, 2).narrow(1, 0, 1).abs().sum().item<double>(), 0.0) << "rows 2-3 of column 0 are in no slice";
+  EXPECT_THROW(ops::narrow(x, 0, 5, 2), std::invalid_argument);
+  EXPECT_THROW(ops::narrow(x, 2, 0, 1), std::invalid_argument);
+  EXPECT_EQ(saves_of([&] { ops::narrow(x, 0, 1, 2); }), 0u);
 }
 
 TEST(NnOpsTest, EachOpSavesWhatUpstreamSaves) {
