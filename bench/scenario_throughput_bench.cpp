@@ -23,11 +23,13 @@ namespace {
 
 void BM_StandardSmallRun(benchmark::State& state) {
   const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  const ProcessCpu cpu;
   for (auto _ : state) {
     harness::RunRecord run = harness::run_threads(sc);
     benchmark::DoNotOptimize(run);
     if (!run.ok()) state.SkipWithError(run.error.c_str());
   }
+  cpu.report(state);
   state.SetItemsProcessed(state.iterations());  // items/s = scenarios per second
 }
 BENCHMARK(BM_StandardSmallRun)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
@@ -51,6 +53,7 @@ BENCHMARK(BM_StandardSmallRunNoTimeline)->Unit(benchmark::kMillisecond)->UseReal
 // scenario's seed), so the unsharded reference is trained in every case as a campaign's are.
 void BM_StandardSmallCase(benchmark::State& state) {
   harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  const ProcessCpu cpu;
   for (auto _ : state) {
     ++sc.seed;
     const harness::RunRecord run = harness::run_threads(sc);
@@ -58,6 +61,7 @@ void BM_StandardSmallCase(benchmark::State& state) {
     benchmark::DoNotOptimize(verdicts);
     if (harness::first_failure(verdicts)) state.SkipWithError("a property failed");
   }
+  cpu.report(state);
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
@@ -67,20 +71,24 @@ BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime()->A
 // Side by side with BM_StandardSmallCase in one run: the isolation's cost.
 void BM_StandardSmallCaseIsolated(benchmark::State& state) {
   harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
-  fuzz::CaseRunner runner(harness::threads_backend(), harness::isolation::Limits{});
-  try {
-    runner.check(sc);  // starts the worker
-  } catch (const std::logic_error& e) {
-    // Isolation forks only a single-threaded process: torch 2.x keeps threads after the in-process
-    // rows ran, so there this row runs alone (--benchmark_filter=Isolated, as ci/speed-gpu.sh does).
-    return state.SkipWithError(e.what());
-  }
-  for (auto _ : state) {
-    ++sc.seed;  // a new case, its reference trained in the worker
-    const fuzz::CaseCheck check = runner.check(sc);
-    if (check.property) state.SkipWithError(check.message.c_str());
-  }
-  state.counters["workers_started"] = runner.workers_started();
+  const ProcessCpu worker_cpu(/*children=*/true);
+  {
+    fuzz::CaseRunner runner(harness::threads_backend(), harness::isolation::Limits{});
+    try {
+      runner.check(sc);  // starts the worker
+    } catch (const std::logic_error& e) {
+      // Isolation forks only a single-threaded process: torch 2.x keeps threads after the in-process
+      // rows ran, so there this row runs alone (--benchmark_filter=Isolated, as ci/speed-gpu.sh does).
+      return state.SkipWithError(e.what());
+    }
+    for (auto _ : state) {
+      ++sc.seed;  // a new case, its reference trained in the worker
+      const fuzz::CaseCheck check = runner.check(sc);
+      if (check.property) state.SkipWithError(check.message.c_str());
+    }
+    state.counters["workers_started"] = runner.workers_started();
+  }  // the worker ends here: its CPU (with the first, untimed case's) is counted below
+  worker_cpu.report(state, "worker_cpu_ms");
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_StandardSmallCaseIsolated)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);

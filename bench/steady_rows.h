@@ -11,11 +11,37 @@
 
 #include <benchmark/benchmark.h>
 
+#include <sys/resource.h>
+
 namespace shardfuzz::bench {
 
 inline constexpr double kWarmUpSeconds = 1.0;
 inline constexpr double kMinSeconds = 3.0;
 
 inline void steady(benchmark::internal::Benchmark* b) { b->MinWarmUpTime(kWarmUpSeconds)->MinTime(kMinSeconds); }
+
+// The CPU a row's iterations took, every thread counted (the rank threads and the reference's, not
+// only the timing thread's that Google Benchmark's CPU column shows), as a counter per iteration: a
+// steadier figure than the wall time on a noisy machine, and with the wall time it says how many
+// cores an iteration kept busy. Construct it just before the timed loop. `children`: the CPU of
+// this process's children that have ended and been reaped since (an isolated row's worker), read
+// after the worker is gone.
+class ProcessCpu {
+ public:
+  explicit ProcessCpu(bool children = false) : who_(children ? RUSAGE_CHILDREN : RUSAGE_SELF), start_(seconds()) {}
+  void report(benchmark::State& state, const char* counter = "cpu_ms") const {
+    if (state.iterations() > 0)
+      state.counters[counter] = 1e3 * (seconds() - start_) / static_cast<double>(state.iterations());
+  }
+
+ private:
+  double seconds() const {
+    rusage u{};
+    ::getrusage(who_, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  }
+  int who_;
+  double start_;
+};
 
 }  // namespace shardfuzz::bench

@@ -5,6 +5,7 @@
 #include "fuzz/campaign_findings_db.h"
 #include "fuzz/coverage/edge_map.h"
 #include "fuzz/coverage_guidance.h"
+#include "fuzz/parallel_campaign.h"
 #include "fuzz/gen/generate.h"
 #include "harness/isolation/child_process.h"
 #include "harness/properties/property.h"
@@ -52,6 +53,7 @@ void claim_failing_case(const CampaignOptions& o, int k) {
   long earlier = 0;
   if (in >> earlier && earlier <= k) return;
   harness::write_file_atomically(claim, std::to_string(k) + "\n");
+  wake_parallel_parent();
 }
 
 uint64_t splitmix64(uint64_t x) {

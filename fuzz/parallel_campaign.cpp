@@ -6,12 +6,15 @@
 #include "fuzz/campaign_merge.h"
 #include "harness/files/write_file.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -26,6 +29,64 @@ namespace shardfuzz::fuzz {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The write end of the parent's wake-up pipe, in a shard (-1 elsewhere).
+int g_wake_parent_fd = -1;
+
+// The parent's wake-up pipe: a shard writes a byte after its claim and as it ends, and a shard's
+// exit (SIGCHLD) writes one too, since a large process takes tens of milliseconds to go after its
+// last byte.
+int g_sigchld_wake_fd = -1;
+
+void on_sigchld(int) {
+  const int saved = errno;
+  const char byte = 2;
+  [[maybe_unused]] const ssize_t n = ::write(g_sigchld_wake_fd, &byte, 1);
+  errno = saved;
+}
+
+class WakeUps {
+ public:
+  WakeUps() {
+    if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
+      fds_[0] = fds_[1] = -1;  // then the parent only looks every period
+      return;
+    }
+    g_sigchld_wake_fd = fds_[1];
+    struct sigaction sa {};
+    sa.sa_handler = on_sigchld;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&sa.sa_mask);
+    installed_ = ::sigaction(SIGCHLD, &sa, &previous_) == 0;
+  }
+  ~WakeUps() {
+    if (installed_) ::sigaction(SIGCHLD, &previous_, nullptr);
+    g_sigchld_wake_fd = -1;
+    for (int fd : fds_)
+      if (fd >= 0) ::close(fd);
+  }
+  WakeUps(const WakeUps&) = delete;
+  WakeUps& operator=(const WakeUps&) = delete;
+  int write_end() const { return fds_[1]; }
+  // In a shard just forked: SIGCHLD as it was (the shard's own workers wake nobody).
+  void forget_in_child() const {
+    if (installed_) ::sigaction(SIGCHLD, &previous_, nullptr);
+  }
+  // Waits until a shard writes or ends, or `period` passes, and empties the pipe.
+  void wait(std::chrono::milliseconds period) {
+    if (fds_[0] < 0) return std::this_thread::sleep_for(period);
+    pollfd p{fds_[0], POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(period.count())) <= 0) return;
+    char buf[64];
+    while (::read(fds_[0], buf, sizeof buf) > 0) {
+    }
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+  bool installed_ = false;
+  struct sigaction previous_ {};
+};
 
 struct Shard {
   int index = 0;
@@ -63,13 +124,15 @@ std::optional<CampaignOptions> options_of_shard(const CampaignOptions& o, int i)
 }
 
 // Runs the shard in a child process writing its log into its folder; the child's pid.
-pid_t start_shard(const CampaignOptions& options) {
+pid_t start_shard(const CampaignOptions& options, const WakeUps& wake_ups) {
   std::filesystem::create_directories(options.out_dir);
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fuzz --jobs: fork failed for " + options.out_dir);
   if (pid > 0) return pid;
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // the parent killed: so are its shards
+  wake_ups.forget_in_child();
+  g_wake_parent_fd = wake_ups.write_end();
   int code = 0;
   {
     std::ofstream log(options.out_dir + "/fuzz.log", std::ios::app);
@@ -81,6 +144,7 @@ pid_t start_shard(const CampaignOptions& options) {
       code = 3;
     }
   }
+  wake_parallel_parent();
   std::_Exit(code);
 }
 
@@ -198,6 +262,12 @@ CampaignResult merged_result(const CampaignOptions& o, const std::vector<Shard>&
 
 }  // namespace
 
+void wake_parallel_parent() {
+  if (g_wake_parent_fd < 0) return;
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = ::write(g_wake_parent_fd, &byte, 1);  // a full pipe wakes it already
+}
+
 std::string job_dir(const std::string& out_dir, int shard) { return out_dir + "/jobs/" + std::to_string(shard); }
 
 int available_cores() {
@@ -225,12 +295,13 @@ CampaignResult run_parallel_campaign(const CampaignOptions& asked, std::ostream&
     if (options.resume) st = *options.resume;
     save_campaign_state(options.out_dir, st);
   }
+  WakeUps wake_ups;
   std::vector<Shard> shards;
   for (int i = 0; i < options.jobs; ++i) {
     Shard s;
     s.index = i;
     s.dir = job_dir(options.out_dir, i);
-    if (const auto o = options_of_shard(options, i)) s.pid = start_shard(*o);
+    if (const auto o = options_of_shard(options, i)) s.pid = start_shard(*o, wake_ups);
     else s.health = Shard::Health::Finished;
     shards.push_back(std::move(s));
   }
@@ -254,7 +325,7 @@ CampaignResult run_parallel_campaign(const CampaignOptions& asked, std::ostream&
     write_stop(options, shards, stop_written);
     if (!running) break;
     progress.print(shards, false);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    wake_ups.wait(std::chrono::milliseconds(100));
   }
   progress.print(shards, true);
   CampaignResult r = merged_result(options, shards, progress.elapsed(), out);

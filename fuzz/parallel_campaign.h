@@ -24,4 +24,9 @@ CampaignResult run_parallel_campaign(const CampaignOptions& options, std::ostrea
 // The cores this process may run on (its affinity mask): --jobs' default.
 int available_cores();
 
+// In a --jobs shard: wakes the parent now (it also looks every 100 ms), after the shard claimed a
+// failing case or as it ends, so the other shards stop and the merge starts without waiting for
+// the parent's next look. Elsewhere: nothing.
+void wake_parallel_parent();
+
 }  // namespace shardfuzz::fuzz

@@ -59,6 +59,12 @@ struct Search {
   // again after every step and mostly fail again. Every candidate is still tried before the walk
   // ends, so the result is as minimal, though it may be another minimum than the plain order's.
   std::function<std::string(const T& from, const T& to)> change;
+  // What running a candidate costs, roughly (optional). When set, the walk tries the cheaper
+  // candidates first (after the fresh/rejected split above, and in the given order among equal
+  // costs): the cuts that make every later run cheaper (fewer ranks, steps, blocks) come before
+  // the edits that cost as much as the current value. Every candidate is still tried before the
+  // walk ends.
+  std::function<double(const T&)> cost;
 };
 
 template <typename T>

@@ -66,9 +66,9 @@ class Greedy {
   // go at once, and the first candidate of the window in order that reproduces is taken. With
   // width 1 this is the plain greedy walk: run one, take it if it reproduces, else go on.
   bool descend() {
-    // fresh_first has already left the inadmissible candidates out (and counted them).
-    const bool admissible_only = bool(search_.change);
-    auto candidates = admissible_only ? fresh_first(search_.candidates(*current_)) : search_.candidates(*current_);
+    // in_trying_order has already left the inadmissible candidates out (and counted them).
+    const bool admissible_only = search_.change || search_.cost;
+    auto candidates = admissible_only ? in_trying_order(search_.candidates(*current_)) : search_.candidates(*current_);
     for (;;) {
       const int room = out_of_budget() ? 0 : std::min(width(), budget_.max_runs - out_.tried);
       std::vector<Entry> window;
@@ -121,17 +121,26 @@ class Greedy {
   }
 
   // The candidates with a change not rejected before, then the others, each group in order.
-  rc::Seq<Candidate<T>> fresh_first(rc::Seq<Candidate<T>> all) {
-    std::vector<Candidate<T>> fresh, again;
+  // The admissible candidates: with `change`, those whose change was never rejected first; with
+  // `cost`, each of the two groups cheapest first (stable).
+  rc::Seq<Candidate<T>> in_trying_order(rc::Seq<Candidate<T>> all) {
+    std::vector<std::pair<double, Candidate<T>>> fresh, again;
     while (auto c = all.next()) {
       if (search_.admissible && !search_.admissible(c->value)) {
         ++out_.skipped;
         continue;
       }
-      (rejected_changes_.count(search_.change(*current_, c->value)) ? again : fresh).push_back(std::move(*c));
+      const bool rejected = search_.change && rejected_changes_.count(search_.change(*current_, c->value));
+      const double cost = search_.cost ? search_.cost(c->value) : 0.0;
+      (rejected ? again : fresh).emplace_back(cost, std::move(*c));
     }
-    for (auto& c : again) fresh.push_back(std::move(c));
-    return rc::seq::fromContainer(std::move(fresh));
+    const auto cheaper = [](const auto& a, const auto& b) { return a.first < b.first; };
+    std::stable_sort(fresh.begin(), fresh.end(), cheaper);
+    std::stable_sort(again.begin(), again.end(), cheaper);
+    std::vector<Candidate<T>> order;
+    for (auto* group : {&fresh, &again})
+      for (auto& [cost, c] : *group) order.push_back(std::move(c));
+    return rc::seq::fromContainer(std::move(order));
   }
 
   static bool in_window(const std::vector<Entry>& window, const std::string& key) {

@@ -30,4 +30,8 @@ std::vector<Candidate<harness::Scenario>> structural_candidates(const harness::S
 // "fully_shard[layers.0].mesh experts -> dp"): the names of steps in a generator's tree.
 std::string describe_change(const harness::Scenario& before, const harness::Scenario& after);
 
+// A rough price of running `scenario`: its ranks x its forwards (and backwards) over every step.
+// The shrinker tries the candidates with fewer ranks or steps first, so every later run is cheaper.
+double run_cost(const harness::Scenario& scenario);
+
 }  // namespace shardfuzz::fuzz::shrinking

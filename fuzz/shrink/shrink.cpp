@@ -99,6 +99,7 @@ ShrinkResult shrink(const rc::Shrinkable<Scenario>& start, const FailurePredicat
   search.admissible = [](const Node& node) { return node.value && validates(*node.value); };
   search.progress = progress_of<Node>(progress, *root.value, [](const Node& node) -> const Scenario& { return *node.value; });
   search.change = [](const Node& from, const Node& to) { return shrinking::describe_change(*from.value, *to.value); };
+  search.cost = [](const Node& node) { return shrinking::run_cost(*node.value); };
   const shrinking::Fails<Node> fails_node = [&](const Node& node) { return fails(*node.value); };
   if (parallel.fails) {
     search.width = parallel.width;
@@ -126,6 +127,7 @@ ShrinkResult shrink(const Scenario& start, const StructuralShrinkOptions& option
   search.width = parallel.width;
   search.fails_many = parallel.fails;
   search.change = [](const Scenario& from, const Scenario& to) { return shrinking::describe_change(from, to); };
+  search.cost = shrinking::run_cost;
   const auto outcome = shrinking::greedy(start, search, shrinking::Fails<Scenario>(fails),
                                          {budget.max_steps, budget.max_seconds}, std::move(failure));
   return result_of(outcome, outcome.minimal);

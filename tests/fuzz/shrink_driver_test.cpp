@@ -238,5 +238,42 @@ TEST(ShrinkDriver, ChangesRejectedBeforeAreTriedLast) {
   EXPECT_FALSE(b.budget_exhausted);
 }
 
+TEST(ShrinkDriver, CheaperCandidatesAreTriedFirst) {
+  const Fails<int> at_least_37 = [](const int& v) { return v >= 37 ? std::optional<std::string>("big") : std::nullopt; };
+  Search<int> decrement_first = integers();
+  decrement_first.candidates = [](const int& v) {  // the dearest candidate first
+    std::vector<Candidate<int>> out;
+    if (v > 0) out.push_back({v - 1, "decrement"});
+    if (v / 2 > 0) out.push_back({v / 2, "halve"});
+    if (v > 0) out.push_back({0, "zero"});
+    return rc::seq::fromContainer(std::move(out));
+  };
+  Search<int> cheapest_first = decrement_first;
+  cheapest_first.cost = [](const int& v) { return static_cast<double>(v); };
+  std::vector<int> first_tried;
+  const Fails<int> recording = [&](const int& v) {
+    first_tried.push_back(v);
+    return at_least_37(v);
+  };
+  const Outcome<int> a = greedy(1000, decrement_first, at_least_37, Budget{2000, 600});
+  const Outcome<int> b = greedy(1000, cheapest_first, recording, Budget{2000, 600});
+  EXPECT_EQ(a.minimal, 37);
+  EXPECT_EQ(b.minimal, 37);
+  ASSERT_GE(first_tried.size(), 3u);
+  EXPECT_EQ(first_tried[0], 1000) << "the start value, its identity unknown";
+  EXPECT_EQ(first_tried[1], 0) << "the cheapest candidate first";
+  EXPECT_EQ(first_tried[2], 500);
+  EXPECT_LT(b.tried * 10, a.tried) << "halving first: a few dozen runs, not ~1000";
+  // Windows of speculative runs end on the same value.
+  Search<int> wide = cheapest_first;
+  wide.width = 3;
+  wide.fails_many = [&](const std::vector<const int*>& vs) {
+    std::vector<std::optional<std::string>> out;
+    for (const int* v : vs) out.push_back(at_least_37(*v));
+    return out;
+  };
+  EXPECT_EQ(greedy(1000, wide, at_least_37, Budget{2000, 600}).minimal, 37);
+}
+
 }  // namespace
 }  // namespace shardfuzz::fuzz::shrinking
