@@ -33,9 +33,7 @@ using Clock = std::chrono::steady_clock;
 // The write end of the parent's wake-up pipe, in a shard (-1 elsewhere).
 int g_wake_parent_fd = -1;
 
-// The parent's wake-up pipe: a shard writes a byte after its claim and as it ends, and a shard's
-// exit (SIGCHLD) writes one too, since a large process takes tens of milliseconds to go after its
-// last byte.
+// The parent's wake-up pipe's write end, for its SIGCHLD handler (-1 when none is installed).
 int g_sigchld_wake_fd = -1;
 
 void on_sigchld(int) {
@@ -45,6 +43,9 @@ void on_sigchld(int) {
   errno = saved;
 }
 
+// The parent's wake-up pipe: a shard writes a byte after its claim and as it ends, and a shard's
+// exit (SIGCHLD) writes one too, since a large process takes tens of milliseconds to go after its
+// last byte.
 class WakeUps {
  public:
   WakeUps() {
