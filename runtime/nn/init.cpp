@@ -7,18 +7,22 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 namespace shardfuzz::nn {
 namespace {
 
-// A draw: the seed, its place in that seed's stream, its sizes and scale. The generator's state
+// A draw is a function of the generator's state before it, its sizes and its scale: the key holds
+// all three (the state's bytes, not the seed and a count of draws, since two models of one seed
+// whose earlier draws differ in size reach a draw from different states). The generator's state
 // after the draw comes with it, so the Init that copies it goes on where the drawing one went on.
-using DrawKey = std::tuple<uint64_t, int64_t, std::vector<int64_t>, double>;
+using DrawKey = std::tuple<std::string, std::vector<int64_t>, double>;
 
 struct Draw {
   std::once_flag drawn;
@@ -28,31 +32,27 @@ struct Draw {
 
 // Bounded by bytes (oldest first out): a scenario's model is small next to the bound, so a case's
 // ranks, its reference and its blame and shrink reruns find their draws; a draw larger than the
-// bound is not kept.
+// bound is not kept (nullptr: draw it here).
 class DrawCache {
  public:
   static constexpr int64_t kMaxBytes = 64LL << 20;
 
-  std::shared_ptr<Draw> find_or_add(const DrawKey& key, int64_t bytes, bool& added) {
+  std::shared_ptr<Draw> find_or_add(const DrawKey& key, int64_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
-    added = false;
     if (auto it = draws_.find(key); it != draws_.end()) return it->second;
     if (bytes > kMaxBytes) return nullptr;
     while (bytes_ + bytes > kMaxBytes && !order_.empty()) {
-      auto it = draws_.find(order_.front().first);
+      draws_.erase(order_.front().first);
       bytes_ -= order_.front().second;
-      if (it != draws_.end()) draws_.erase(it);
       order_.pop_front();
     }
     auto d = std::make_shared<Draw>();
     draws_.emplace(key, d);
     order_.emplace_back(key, bytes);
     bytes_ += bytes;
-    added = true;
     return d;
   }
-  DrawCacheCounts counts;
-  std::mutex counts_mu;
+  std::atomic<int64_t> served{0}, drawn{0};
 
  private:
   std::mutex mu_;
@@ -69,16 +69,17 @@ DrawCache& cache() {
 }  // namespace
 
 Init::Init(uint64_t seed, bool shape_only)
-    : seed_(seed), gen_(at::make_generator<at::CPUGeneratorImpl>(seed)), shape_only_(shape_only) {}
+    : gen_(at::make_generator<at::CPUGeneratorImpl>(seed)), shape_only_(shape_only) {}
 
 at::Tensor Init::normal(const std::vector<int64_t>& sizes, double std) {
   if (shape_only_) return at::empty(sizes, at::TensorOptions().dtype(at::kFloat).device(at::kMeta));
   int64_t numel = 1;
   for (int64_t s : sizes) numel *= s;
   const auto draw_here = [&] { return at::randn(sizes, gen_, at::TensorOptions().dtype(at::kFloat)) * std; };
-  bool added = false;
+  const at::Tensor state = gen_.get_state();
   const std::shared_ptr<Draw> d =
-      cache().find_or_add(DrawKey{seed_, draws_++, sizes, std}, numel * static_cast<int64_t>(sizeof(float)), added);
+      cache().find_or_add(DrawKey{std::string(static_cast<const char*>(state.data_ptr()), state.nbytes()), sizes, std},
+                          numel * static_cast<int64_t>(sizeof(float)));
   if (!d) return draw_here();
   bool drew = false;
   std::call_once(d->drawn, [&] {
@@ -87,10 +88,7 @@ at::Tensor Init::normal(const std::vector<int64_t>& sizes, double std) {
     d->state_after = gen_.get_state();
     drew = true;
   });
-  {
-    std::lock_guard<std::mutex> lock(cache().counts_mu);
-    ++(drew ? cache().counts.drawn : cache().counts.served);
-  }
+  ++(drew ? cache().drawn : cache().served);
   if (!drew) gen_.set_state(d->state_after);
   return d->value.clone();  // the caller's, counted where it is made
 }
@@ -99,9 +97,6 @@ at::Tensor Init::zeros(const std::vector<int64_t>& sizes) {
   return at::zeros(sizes, at::TensorOptions().dtype(at::kFloat).device(shape_only_ ? at::kMeta : at::kCPU));
 }
 
-DrawCacheCounts draw_cache_counts() {
-  std::lock_guard<std::mutex> lock(cache().counts_mu);
-  return cache().counts;
-}
+DrawCacheCounts draw_cache_counts() { return {cache().served.load(), cache().drawn.load()}; }
 
 }  // namespace shardfuzz::nn

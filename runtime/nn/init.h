@@ -25,8 +25,6 @@ class Init {
   at::Tensor zeros(const std::vector<int64_t>& sizes);
 
  private:
-  uint64_t seed_;
-  int64_t draws_ = 0;  // normal() calls so far: with the seed, the draw's place in the stream
   at::Generator gen_;
   bool shape_only_ = false;
 };

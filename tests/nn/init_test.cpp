@@ -44,6 +44,20 @@ TEST(Init, ACopiedDrawAndTheDrawsAfterItEqualAStreamThatWasNeverCached) {
   EXPECT_TRUE(at::equal(third.normal({4, 4}, 0.5), want_ab[0])) << "a caller's copy is not the kept draw";
 }
 
+TEST(Init, ADrawAfterADifferentFirstDrawIsNotTakenFromAnotherStream) {
+  // Same seed, same second draw, different first draw (a shrunk width): the second draw depends on
+  // where the first left the generator, so it must not be copied from the other model's.
+  constexpr uint64_t kSeed = 0x5eed9abc;
+  Init wide(kSeed);
+  wide.normal({4, 4}, 0.5);
+  const at::Tensor after_wide = wide.normal({3}, 0.5);
+  Init narrow(kSeed);
+  narrow.normal({2, 2}, 0.5);
+  const at::Tensor after_narrow = narrow.normal({3}, 0.5);
+  EXPECT_TRUE(at::equal(after_wide, uncached(kSeed, {{4, 4}, {3}}, 0.5)[1]));
+  EXPECT_TRUE(at::equal(after_narrow, uncached(kSeed, {{2, 2}, {3}}, 0.5)[1]));
+}
+
 TEST(Init, RanksDrawingOneModelAtOnceDrawItOnce) {
   constexpr uint64_t kSeed = 0x5eed5678;
   constexpr int kRanks = 8;
