@@ -38,6 +38,20 @@ void micro_batch_of_all_ranks(nn::Module& model, int world_size, int s, int m, c
   if (sum.requires_grad()) torch::autograd::backward({nn::ops::scale(sum, 1.0 / (world_size * plan.micro_batches))});
 }
 
+// One step's micro-batch m of rank r alone: its forwards, then the backward of their loss sum,
+// scaled as the ranks' reduction and the accumulation scale it. Returns the rank's loss.
+double micro_batch_of_one_rank(nn::Module& model, int world_size, int r, int s, int m, const StepPlan& plan,
+                               const InputFn& input, const LossFn& loss_fn) {
+  at::Tensor loss;
+  for (int f = 0; f < plan.forwards_per_backward; ++f) {
+    at::Tensor l = loss_fn(model(input(r, s, m, f)));
+    loss = loss.defined() ? nn::ops::add(loss, l) : l;
+  }
+  // A loss without grad (everything frozen or under no_grad) has nothing to accumulate.
+  if (loss.requires_grad()) torch::autograd::backward({nn::ops::scale(loss, 1.0 / (world_size * plan.micro_batches))});
+  return loss.item<double>();
+}
+
 }  // namespace
 
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
@@ -47,28 +61,18 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
   ReferenceOptimizer opt(params, optimizer);
   ReferenceRun run;
   for (int s = 0; s < steps; ++s) {
-    std::vector<double> losses;
+    std::vector<double> totals(static_cast<std::size_t>(world_size), 0.0);
     if (ranks_as_one_batch) {
-      std::vector<double> totals(static_cast<std::size_t>(world_size), 0.0);
       for (int m = 0; m < plan.micro_batches; ++m)
         micro_batch_of_all_ranks(model, world_size, s, m, plan, input, loss_fn, totals);
-      for (double t : totals) losses.push_back(t / plan.micro_batches);
+    } else {
+      for (int r = 0; r < world_size; ++r)
+        for (int m = 0; m < plan.micro_batches; ++m)
+          totals[static_cast<std::size_t>(r)] +=
+              micro_batch_of_one_rank(model, world_size, r, s, m, plan, input, loss_fn);
     }
-    for (int r = 0; !ranks_as_one_batch && r < world_size; ++r) {
-      double total = 0;
-      for (int m = 0; m < plan.micro_batches; ++m) {
-        at::Tensor loss;
-        for (int f = 0; f < plan.forwards_per_backward; ++f) {
-          at::Tensor l = loss_fn(model(input(r, s, m, f)));
-          loss = loss.defined() ? nn::ops::add(loss, l) : l;
-        }
-        total += loss.item<double>();
-        // A loss without grad (everything frozen or under no_grad) has nothing to accumulate.
-        if (loss.requires_grad())
-          torch::autograd::backward({nn::ops::scale(loss, 1.0 / (world_size * plan.micro_batches))});
-      }
-      losses.push_back(total / plan.micro_batches);
-    }
+    std::vector<double> losses;
+    for (double t : totals) losses.push_back(t / plan.micro_batches);
     opt.step();
     opt.zero_grad();
     run.losses.push_back(std::move(losses));
@@ -79,7 +83,9 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer,
                            const fsdp::MixedPrecisionPolicy& mp, bool ranks_as_one_batch) {
-  if (!mp.param_dtype) return run_reference(model, world_size, steps, plan, input, loss_fn, optimizer, ranks_as_one_batch);
+  // Without a param dtype the ranks compute in the stored dtypes: the plain reference, batched if asked.
+  if (!mp.param_dtype)
+    return run_reference(model, world_size, steps, plan, input, loss_fn, optimizer, ranks_as_one_batch);
   const c10::ScalarType compute = *mp.param_dtype;
   std::vector<at::Tensor*> params;
   for (auto& [name, p] : model.named_parameters()) params.push_back(p);

@@ -32,7 +32,8 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
 // Under mixed precision: what FSDP computes, unsharded. Each rank's forward and backward run on
 // parameters cast to param_dtype (its floating inputs too); per micro-batch the ranks' gradients
 // are cast to reduce_dtype, averaged in rank order, cast to each parameter's dtype and accumulated;
-// the optimizer steps the stored (master) parameters.
+// the optimizer steps the stored (master) parameters. ranks_as_one_batch applies only without a
+// param_dtype (the plain reference then runs); with one the ranks run one by one, as their casts do.
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer,
                            const fsdp::MixedPrecisionPolicy& mp, bool ranks_as_one_batch = false);
