@@ -9,9 +9,12 @@
 // median over the seeds, so the first row's cold start does not set the figure.
 #pragma once
 
+#include "harness/subprocess/process_usage.h"
+
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
+#include <optional>
+#include <string>
 
 namespace shardfuzz::bench {
 
@@ -20,28 +23,27 @@ inline constexpr double kMinSeconds = 3.0;
 
 inline void steady(benchmark::internal::Benchmark* b) { b->MinWarmUpTime(kWarmUpSeconds)->MinTime(kMinSeconds); }
 
-// The CPU a row's iterations took, every thread counted (the rank threads and the reference's, not
-// only the timing thread's that Google Benchmark's CPU column shows), as a counter per iteration: a
-// steadier figure than the wall time on a noisy machine, and with the wall time it says how many
-// cores an iteration kept busy. Construct it just before the timed loop. `children`: the CPU of
-// this process's children that have ended and been reaped since (an isolated row's worker), read
-// after the worker is gone.
+// The CPU and minor page faults a row's iterations took, per iteration, every thread counted (the
+// rank threads and the reference's, not only the timing thread's that Google Benchmark's CPU
+// column shows): a steadier figure than the wall time on a noisy machine, and with the wall time
+// it says how many cores an iteration kept busy. `pid`: another process, read while it runs (an
+// isolated row's warm worker: its start-up and first case are then not counted); 0: this one.
+// Construct it just before the timed loop, report just after it; it reports nothing when the
+// process could not be read at either end.
 class ProcessCpu {
  public:
-  explicit ProcessCpu(bool children = false) : who_(children ? RUSAGE_CHILDREN : RUSAGE_SELF), start_(seconds()) {}
-  void report(benchmark::State& state, const char* counter = "cpu_ms") const {
-    if (state.iterations() > 0)
-      state.counters[counter] = 1e3 * (seconds() - start_) / static_cast<double>(state.iterations());
+  explicit ProcessCpu(pid_t pid = 0) : pid_(pid), start_(harness::process_usage(pid)) {}
+  void report(benchmark::State& state, const std::string& prefix = "") const {
+    const auto end = harness::process_usage(pid_);
+    if (state.iterations() == 0 || !start_ || !end) return;
+    const auto n = static_cast<double>(state.iterations());
+    state.counters[prefix + "cpu_ms"] = 1e3 * (end->cpu_seconds - start_->cpu_seconds) / n;
+    state.counters[prefix + "faults"] = static_cast<double>(end->minor_faults - start_->minor_faults) / n;
   }
 
  private:
-  double seconds() const {
-    rusage u{};
-    ::getrusage(who_, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-  }
-  int who_;
-  double start_;
+  pid_t pid_;
+  std::optional<harness::ProcessUsage> start_;
 };
 
 }  // namespace shardfuzz::bench

@@ -55,6 +55,7 @@ class CaseRunner {
   void set_differential(harness::differential::Differential* differential) { differential_ = differential; }
   harness::differential::Differential* differential() const { return differential_; }
   int workers_started() const { return worker_ ? worker_->starts() : 0; }
+  pid_t worker_pid() const { return worker_ ? worker_->pid() : 0; }  // the live isolated worker's, else 0
   // Starts the isolated worker now if none is alive (fork needs this process single-threaded:
   // fuzz/case_pool.h calls it before its threads exist).
   void start_worker() {

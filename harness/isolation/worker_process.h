@@ -27,6 +27,7 @@ class WorkerProcess {
   ChildOutcome call(const std::string& request, const Limits& limits);
   int starts() const { return starts_; }  // workers started so far (1 + restarts)
   bool alive() const { return child_.running(); }
+  pid_t pid() const { return child_.running() ? child_.pid() : 0; }  // 0 when none is alive
   // Starts a worker when none is alive (what call() does first), so a caller can fork it while it
   // is still single-threaded.
   void ensure_started() {
