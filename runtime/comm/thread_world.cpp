@@ -58,6 +58,7 @@ std::vector<RankOutcome> ThreadWorld::run(const std::function<void(std::shared_p
     RankScope scope(rank);
     RankOutcome& outcome = outcomes[rank];
     outcome.rank = rank;
+    at::init_num_threads();  // this thread's OpenMP / MKL team: the one thread set above, not every core
     try {
       fn(std::make_shared<detail::ThreadCommunicator>(group, rank));
       outcome.ok = true;
