@@ -3,6 +3,7 @@
 
 #include "harness/model/model_builder.h"
 #include "harness/scenario/scenario_json.h"
+#include "runtime/comm/blas_threads.h"
 #include "runtime/train/reference.h"
 
 #include <ATen/Parallel.h>
@@ -78,6 +79,9 @@ ReferenceInBackground::ReferenceInBackground(const Scenario& sc, bool wanted, bo
   const bool nonfinite =
       std::any_of(sc.faults.begin(), sc.faults.end(), [](const FaultSpec& f) { return f.is_nonfinite(); });
   if (!wanted || shape_only || nonfinite) return;
+  // It trains beside the ranks, which are the parallelism (the threads backend's ThreadWorld has
+  // set this already; the process backend's launcher sets it here, before the thread starts).
+  comm::one_intra_op_thread_per_process();
   thread_ = std::thread([sc] {
     // A new thread starts with OpenMP's and MKL's default team (every core): without this, each
     // of 16 --jobs shards ran its reference's larger matmuls on 16 threads (a torch wheel's build:

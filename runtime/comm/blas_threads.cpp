@@ -2,9 +2,13 @@
 // is not a link-time dependency: Debian's LibTorch links the libblas.so.3 alternative).
 #include "runtime/comm/blas_threads.h"
 
+#include <ATen/Parallel.h>
+
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 namespace shardfuzz::comm {
@@ -37,6 +41,16 @@ bool blas_thread_pool_started() {
 void single_threaded_blas() {
   using SetThreads = void (*)(int);
   if (auto* set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(1);
+}
+
+void one_intra_op_thread_per_process() {
+  static std::mutex mu;
+  static pid_t settled_in = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (settled_in == ::getpid()) return;
+  at::set_num_threads(1);
+  single_threaded_blas();
+  settled_in = ::getpid();
 }
 
 bool stop_blas_thread_pool() {

@@ -19,6 +19,14 @@ std::string thread_unsafe_blas_loaded();
 // Asks a threaded OpenBLAS for one thread per call, when one is loaded (openblas_set_num_threads).
 void single_threaded_blas();
 
+// Ranks are the parallelism (rank threads, rank processes, --jobs shards): one intra-op thread for
+// LibTorch (at::set_num_threads(1), whose OpenMP and MKL teams every new thread then takes with
+// at::init_num_threads()) and one per BLAS call, as torchrun sets OMP_NUM_THREADS=1 for its workers.
+// Once per process, again in a forked child, on a thread before any rank or reference thread
+// starts: a forked LibTorch rebuilds its pool at the first thread-count call, and two threads
+// racing it failed a rank with "Invalid thread pool!".
+void one_intra_op_thread_per_process();
+
 // Whether a threaded OpenBLAS started a pool of more than one thread when it loaded (it sizes the
 // pool from OPENBLAS_NUM_THREADS, else the CPU count, before main runs). Fork-based isolation needs
 // a single-threaded process, and the ranks are the parallelism anyway: the shardfuzz binary then

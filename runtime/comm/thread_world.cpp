@@ -7,9 +7,6 @@
 
 #include <ATen/Parallel.h>
 
-#include <unistd.h>
-
-#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -23,18 +20,8 @@ ThreadWorld::ThreadWorld(ThreadWorldOptions options) : options_(options) {
   if (options_.deadline.count() <= 0)
     throw std::invalid_argument("ThreadWorldOptions.deadline: " + std::to_string(options_.deadline.count()) +
                                 " ms must be positive");
-  // Ranks are already the parallelism: an intra-op pool per rank thread would oversubscribe the
-  // cores. It is process-wide, hence once per process, on this thread before any rank starts: in a
-  // forked child (a --jobs shard, an isolated case) torch rebuilds its thread pool at the first
-  // thread-count call, and every rank thread makes that call on its first op; racing it failed a
-  // rank with "Invalid thread pool!".
-  static std::mutex mu;
-  static pid_t settled_in = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  if (settled_in == ::getpid()) return;
-  at::set_num_threads(1);
-  single_threaded_blas();
-  settled_in = ::getpid();
+  // An intra-op pool per rank thread would oversubscribe the cores.
+  one_intra_op_thread_per_process();
 }
 
 std::vector<RankOutcome> ThreadWorld::run(const std::function<void(std::shared_ptr<Communicator>)>& fn) {

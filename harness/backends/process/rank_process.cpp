@@ -4,12 +4,14 @@
 #include "harness/backends/rank_run.h"
 #include "harness/run/run_record_json.h"
 #include "harness/scenario/scenario_json.h"
+#include "runtime/comm/blas_threads.h"
 #include "runtime/comm/nccl_world.h"
 #include "runtime/comm/store_world.h"
 #include "runtime/compat/torch_compat.h"
 #include "runtime/memory/device_memory.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <unistd.h>
@@ -122,6 +124,7 @@ nlohmann::json run_case(const c10::intrusive_ptr<c10d::Store>& store, const Rank
 
 int serve_cases(const c10::intrusive_ptr<c10d::Store>& store, const RankEnv& env,
                 const std::function<bool()>& launcher_gone) {
+  comm::one_intra_op_thread_per_process();  // one process per rank, as under torchrun
   for (int64_t k = 0;; ++k) {
     if (!wait_for_case(*store, env, k, launcher_gone)) {
       try {
@@ -134,7 +137,10 @@ int serve_cases(const c10::intrusive_ptr<c10d::Store>& store, const RankEnv& env
     // On a thread of its own, as in ThreadWorld: what LibTorch keeps per thread (autograd's ready
     // queues, caches) goes with it, instead of being freed during the next case and counted there.
     nlohmann::json reply;
-    std::thread rank_thread([&] { reply = run_case(store, env, k, job); });
+    std::thread rank_thread([&] {
+      at::init_num_threads();  // the process's one intra-op thread, not OpenMP's and MKL's default team
+      reply = run_case(store, env, k, job);
+    });
     rank_thread.join();
     store->set(record_key(env.pool, k, env.rank), bytes_of(reply.dump()));
   }
