@@ -4,6 +4,7 @@
 // thread before any rank starts (a --jobs test failed 1 run in 24 with "rank 1: pool INTERNAL
 // ASSERT FAILED ... Invalid thread pool!" before it did).
 #include "runtime/comm/thread_world.h"
+#include "runtime/comm/blas_threads.h"
 #include "harness/isolation/child_outcome.h"
 
 #include <ATen/Parallel.h>
@@ -14,6 +15,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 namespace shardfuzz::comm {
 namespace {
@@ -45,6 +47,38 @@ TEST(ThreadWorldAfterFork, RanksOfAForkedChildDoNotRaceTorchsThreadPoolRebuild) 
     ASSERT_TRUE(WIFEXITED(status)) << "child " << child << " died";
     EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << child << ": a rank thread failed on its first torch op";
   }
+}
+
+// The count is settled once per process, not once: a child whose parent settled it and then ran
+// with more threads (a launcher that used LibTorch's pool between cases) settles it again, and a
+// thread started after it runs one intra-op thread.
+TEST(ThreadWorldAfterFork, EachProcessSettlesOneIntraOpThreadAgain) {
+  if (harness::isolation::thread_count() > 1) GTEST_SKIP() << "the process has other threads (run through ctest)";
+  const pid_t parent = ::fork();  // this test's own process keeps its thread count
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    one_intra_op_thread_per_process();
+    at::set_num_threads(2);
+    const pid_t pid = ::fork();
+    if (pid < 0) std::_Exit(3);
+    if (pid == 0) {
+      one_intra_op_thread_per_process();
+      int seen = 0;
+      std::thread([&] {
+        at::init_num_threads();
+        seen = at::get_num_threads();
+      }).join();
+      std::_Exit(seen == 1 ? 0 : 1);
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) std::_Exit(4);
+    std::_Exit(WEXITSTATUS(status));
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(parent, &status, 0), parent);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a new thread of the child ran more than one intra-op thread; 3/4: fork or "
+                                       "wait failed";
 }
 
 }  // namespace
