@@ -2,6 +2,7 @@
 // parentheses, hence the last ')') come the fields from the 3rd on; minflt is the 10th, utime and
 // stime the 14th and 15th, in clock ticks.
 #include "harness/subprocess/process_usage.h"
+#include "harness/subprocess/proc_file.h"
 
 #include <unistd.h>
 
@@ -13,7 +14,7 @@
 namespace shardfuzz::harness {
 
 std::optional<ProcessUsage> process_usage(pid_t pid) {
-  std::ifstream in(pid == 0 ? "/proc/self/stat" : "/proc/" + std::to_string(pid) + "/stat");
+  std::ifstream in(proc_file(pid, "stat"));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto name_end = text.rfind(')');
   if (name_end == std::string::npos) return std::nullopt;

@@ -1,5 +1,6 @@
 // /proc/PID/statm's second field, in pages.
 #include "harness/subprocess/resident_set.h"
+#include "harness/subprocess/proc_file.h"
 
 #include <unistd.h>
 
@@ -9,8 +10,7 @@
 namespace shardfuzz::harness {
 
 int64_t resident_set_bytes(pid_t pid) {
-  const std::string path = pid == 0 ? "/proc/self/statm" : "/proc/" + std::to_string(pid) + "/statm";
-  FILE* f = std::fopen(path.c_str(), "r");
+  FILE* f = std::fopen(proc_file(pid, "statm").c_str(), "r");
   if (!f) return 0;
   long long size = 0, resident = 0;
   const int n = std::fscanf(f, "%lld %lld", &size, &resident);
