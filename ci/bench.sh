@@ -21,6 +21,7 @@ doc = json.load(open(sys.argv[1]))
 doc["benchmarks"] = json.load(open(sys.argv[1] + ".isolated"))["benchmarks"] + doc["benchmarks"]
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 PY
+rm -f "$OUT_JSON.isolated"
 python3 - "$OUT_JSON" "$REPO/docs/performance.md" <<'PY'
 import json, statistics, sys, datetime
 doc = json.load(open(sys.argv[1]))

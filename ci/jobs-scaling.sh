@@ -27,6 +27,11 @@ available=$(nproc)
 base_rate=""
 base_steady=""
 base_cores=""
+# of_linear RATE BASE C: RATE at C cores over BASE at base_cores, relative to linear ("-" when either is unknown).
+of_linear() {
+  awk -v r="$1" -v b="$2" -v c="$3" -v bc="$base_cores" \
+    'BEGIN {if (r == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", (r / b) / (c / bc)}'
+}
 printf '%-6s %-5s %-8s %-8s %-10s %-10s %-10s %-10s %s\n' cores jobs cases seconds cases/s "of linear" steady/s \
   "of linear" findings
 for c in $CORES; do
@@ -49,9 +54,7 @@ for c in $CORES; do
     awk '$1 > 0 {if (!n++) {c0 = $1; l0 = $2} c1 = $1; l1 = $2}
          END {if (n > 1 && l0 > l1) printf "%.1f", (c1 - c0) / (l0 - l1); else print "-"}')
   if [[ -z "$base_rate" ]]; then base_rate=$rate; base_steady=$steady; base_cores=$c; fi
-  of_linear() { awk -v r="$1" -v b="$2" -v c="$c" -v bc="$base_cores" \
-    'BEGIN {if (r == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", (r / b) / (c / bc)}'; }
   findings=$(sed -E 's/.* ([0-9]+) finding.*/\1/' <<<"$line")
   printf '%-6s %-5s %-8s %-8s %-10s %-10s %-10s %-10s %s\n' "$c" "$jobs" "$cases" "$secs" "$rate" \
-    "$(of_linear "$rate" "$base_rate")" "$steady" "$(of_linear "$steady" "$base_steady")" "$findings"
+    "$(of_linear "$rate" "$base_rate" "$c")" "$steady" "$(of_linear "$steady" "$base_steady" "$c")" "$findings"
 done
