@@ -122,7 +122,8 @@ std::unique_ptr<nn::Model> build_model(const Scenario& sc, const BuildOptions& o
       auto* linear = dynamic_cast<nn::Linear*>(model->find(path));
       if (!linear) throw std::invalid_argument("blocks[" + std::to_string(i) + "].lora: no linear at '" + path + "'");
       // Each adapter draws from its own stream, so adding one never changes another's weights.
-      nn::Init init(sc.seed ^ (std::hash<std::string>{}(path) * 0x9E3779B97F4A7C15ULL), sc.shape_only.has_value());
+      nn::Init init(sc.seed ^ (std::hash<std::string>{}(path) * 0x9E3779B97F4A7C15ULL), sc.shape_only.has_value(),
+                    /*kept_as=*/sc.seed);
       linear->enable_lora(sc.dims.lora_rank, sc.dims.lora_alpha, init);
     }
     if (nn::RoutedMoE* moe = block.routed_moe(); moe && sc.shape_only)

@@ -1,6 +1,7 @@
 // nn::Init's draws: the same seed gives the same stream whether a draw is made or copied from the
-// process's recent draws, an Init that copies goes on drawing where the drawing one went on, and
-// threads drawing one model at once draw it once.
+// process's recent draws, an Init that copies goes on drawing where the drawing one went on,
+// threads drawing one model at once draw it once, and only the few most recently used seeds' draws
+// are kept.
 #include "runtime/nn/init.h"
 
 #include <ATen/ATen.h>
@@ -76,6 +77,39 @@ TEST(Init, RanksDrawingOneModelAtOnceDrawItOnce) {
   const auto want = uncached(kSeed, std::vector<std::vector<int64_t>>(5, {16, 8}), 0.1);
   for (int r = 0; r < kRanks; ++r)
     for (int i = 0; i < 5; ++i) EXPECT_TRUE(at::equal(got[r][i], want[i])) << "rank " << r << " draw " << i;
+}
+
+// Served (true) or drawn (false): whether a fresh Init of `seed` found its first {8, 8} draw kept.
+bool kept(uint64_t seed) {
+  const auto before = draw_cache_counts();
+  Init(seed).normal({8, 8}, 1.0);
+  return draw_cache_counts().served - before.served == 1;
+}
+
+TEST(Init, OnlyTheMostRecentlyUsedSeedsDrawsAreKept) {
+  // A campaign draws a new seed every case; past cases' draws are never served again, and keeping
+  // them fragments the rank threads' heaps. Seeds 1..4 in turn, then 1 used again: 2 is the least
+  // recently used, so a fifth seed drops 2's draws and keeps 1's.
+  constexpr uint64_t kBase = 0x5eed0000;
+  for (uint64_t i = 1; i <= 4; ++i) EXPECT_FALSE(kept(kBase + i)) << "seed " << i << " is new";
+  EXPECT_TRUE(kept(kBase + 1));
+  EXPECT_FALSE(kept(kBase + 5));
+  EXPECT_TRUE(kept(kBase + 1)) << "used since 2 was, so kept";
+  EXPECT_FALSE(kept(kBase + 2)) << "the least recently used seed's draws were dropped";
+  // Drawn again, its draw equals the stream's all the same.
+  EXPECT_TRUE(at::equal(Init(kBase + 2).normal({8, 8}, 1.0), uncached(kBase + 2, {{8, 8}}, 1.0)[0]));
+}
+
+TEST(Init, AStreamKeptAsTheModelsSeedNeitherCountsAsASeedNorDropsTheModelsDraws) {
+  // A LoRA adapter draws from a stream of its own inside the model: many adapters must not push
+  // the model's own draws out.
+  constexpr uint64_t kModel = 0x5eedaaaa;
+  EXPECT_FALSE(kept(kModel));
+  for (uint64_t adapter = 1; adapter <= 8; ++adapter) Init(kModel ^ (adapter << 20), false, kModel).normal({2, 8}, 1.0);
+  EXPECT_TRUE(kept(kModel));
+  const auto before = draw_cache_counts();
+  Init(kModel ^ (3 << 20), false, kModel).normal({2, 8}, 1.0);
+  EXPECT_EQ(draw_cache_counts().served - before.served, 1) << "the adapter's draw is kept with the model's";
 }
 
 }  // namespace
