@@ -51,21 +51,33 @@ ReduceResult reduce_scatter_grads(std::vector<ShardedParam>& params, comm::Commu
                                   double divide_factor, bool check_finite) {
   torch::autograd::AutoGradMode no_grad(false);
   std::vector<ShardedParam*> with_grad;
-  std::vector<at::Tensor> rows;  // (size, padded) per param; unsharded grads are dropped here
+  std::vector<at::Tensor> grads;  // unsharded, taken from their parameters; dropped once copied in
   ReduceResult result;
   for (auto& p : params) {
-    at::Tensor g = p.take_grad_for_reduce_scatter();
+    at::Tensor g = p.take_unsharded_grad();
     if (!g.defined()) continue;
     if (check_finite && result.nonfinite_before.empty() && !at::isfinite(g).all().item<bool>())
       result.nonfinite_before = p.fqn();
     with_grad.push_back(&p);
-    rows.push_back(std::move(g));
+    grads.push_back(std::move(g));
   }
   if (with_grad.empty()) return result;
+  // One (shard_size, sum of padded) input, each parameter's rows written straight into its
+  // columns in the reduce dtype (unset: the gradients' promoted dtype, as a concatenation's).
+  at::ScalarType dtype = grads[0].scalar_type();
+  for (const at::Tensor& g : grads) dtype = c10::promoteTypes(dtype, g.scalar_type());
+  if (reduce_dtype) dtype = *reduce_dtype;
+  int64_t row = 0;
+  for (ShardedParam* p : with_grad) row += p->padded_sharded_numel();
   auto state = std::make_unique<ReduceScatterState>();
-  state->input = rows.size() == 1 ? rows[0].contiguous() : at::cat(rows, 1).contiguous();
-  rows.clear();
-  if (reduce_dtype && *reduce_dtype != state->input.scalar_type()) state->input = state->input.to(*reduce_dtype);
+  state->input = at::empty({with_grad.front()->shard_size(), row}, grads[0].options().dtype(dtype));
+  int64_t col = 0;
+  for (std::size_t i = 0; i < with_grad.size(); ++i) {
+    const int64_t padded = with_grad[i]->padded_sharded_numel();
+    with_grad[i]->copy_in_reduce_scatter_rows(grads[i], state->input.narrow(1, col, padded));
+    grads[i] = at::Tensor();
+    col += padded;
+  }
   state->entry = ledger->add(group, memory::BufferKind::ReduceScatterInput,
                              state->input.numel() * state->input.element_size());
   const int size = shard_comm ? shard_comm->size() : 1;

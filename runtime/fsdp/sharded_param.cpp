@@ -118,19 +118,32 @@ void ShardedParam::copy_out_post_forward(const at::Tensor& gathered) {
   all_gather_output_.view(gathered.sizes()).copy_(gathered);
 }
 
-at::Tensor ShardedParam::take_grad_for_reduce_scatter() {
+at::Tensor ShardedParam::take_unsharded_grad() {
   at::Tensor grad = unsharded_param_.grad();
-  if (!grad.defined()) return grad;
-  unsharded_param_.mutable_grad() = at::Tensor();
+  if (grad.defined()) unsharded_param_.mutable_grad() = at::Tensor();
+  return grad;
+}
+
+void ShardedParam::copy_in_reduce_scatter_rows(const at::Tensor& grad, at::Tensor rows) const {
   torch::autograd::AutoGradMode no_grad(false);
-  if (shard_dim_ == 0) {
-    at::Tensor rows = at::zeros({shard_size_ * padded_}, grad.options());
-    rows.narrow(0, 0, numel_).copy_(grad.reshape({-1}));
-    return rows.view({shard_size_, padded_});
+  if (padded_ == 0) return;
+  if (shard_dim_ > 0) {
+    // Shard(d>0): each rank's chunk along d is strided in the gradient; torch.chunk's chunks
+    // divide evenly here (the constructor checks), so no row is padded.
+    const std::vector<at::Tensor> chunks = grad.chunk(shard_size_, shard_dim_);
+    for (int r = 0; r < shard_size_; ++r) rows[r].view(local_sizes()).copy_(chunks[static_cast<std::size_t>(r)]);
+    return;
   }
-  std::vector<at::Tensor> chunks;
-  for (const at::Tensor& c : grad.chunk(shard_size_, shard_dim_)) chunks.push_back(c.contiguous().reshape({-1}));
-  return at::stack(chunks);
+  // Shard(0): the flat gradient fills whole rows, then part of one; the rest is padding.
+  const at::Tensor flat = grad.reshape({-1});
+  const int64_t full_rows = numel_ / padded_;
+  const int64_t rest = numel_ % padded_;
+  if (full_rows > 0) rows.narrow(0, 0, full_rows).copy_(flat.narrow(0, 0, full_rows * padded_).view({full_rows, padded_}));
+  if (full_rows == shard_size_) return;
+  at::Tensor partial = rows[full_rows];
+  if (rest > 0) partial.narrow(0, 0, rest).copy_(flat.narrow(0, full_rows * padded_, rest));
+  partial.narrow(0, rest, padded_ - rest).zero_();
+  if (full_rows + 1 < shard_size_) rows.narrow(0, full_rows + 1, shard_size_ - full_rows - 1).zero_();
 }
 
 void ShardedParam::accumulate_sharded_grad(const at::Tensor& padded_shard) {

@@ -28,6 +28,7 @@ class ShardedParam {
   const std::string& fqn() const { return fqn_; }
   bool requires_grad() const { return requires_grad_; }
   int shard_dim() const { return shard_dim_; }
+  int shard_size() const { return shard_size_; }
   const std::vector<int64_t>& full_sizes() const { return full_sizes_; }
   int64_t numel() const { return numel_; }
   int64_t padded_sharded_numel() const { return padded_; }
@@ -54,9 +55,13 @@ class ShardedParam {
   at::Tensor post_forward_slice(int j, int n) const;
   void copy_out_post_forward(const at::Tensor& gathered);
 
-  // The unsharded gradient as (shard_size, padded) rows, rank r's chunk in row r; undefined when
-  // the parameter has no gradient. Resets the unsharded gradient.
-  at::Tensor take_grad_for_reduce_scatter();
+  // The unsharded gradient autograd accumulated (undefined when none), taken: the parameter no
+  // longer holds it.
+  at::Tensor take_unsharded_grad();
+  // Writes `grad` (this parameter's unsharded gradient) into `rows`, its (shard_size, padded)
+  // columns of the reduce-scatter input: rank r's chunk in row r, the padding zeroed, cast to the
+  // input's dtype on the way (upstream's chunk_cat copy-in; no temporary of its own).
+  void copy_in_reduce_scatter_rows(const at::Tensor& grad, at::Tensor rows) const;
   // Adds a reduced gradient (any dtype) into the sharded gradient, in orig_dtype.
   void accumulate_sharded_grad(const at::Tensor& padded_shard);
   void clear_sharded_grad();
