@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,11 +16,18 @@
 namespace shardfuzz::harness {
 namespace {
 
-// Spins on this thread for `seconds` of wall time; returns something the optimiser must keep.
+// Spins until this thread has used `seconds` of CPU time (not wall time: on a loaded machine a
+// wall-time spin gets only part of a core, and the bounds below would fail); returns something the
+// optimiser must keep.
 uint64_t burn(double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const auto thread_cpu = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  };
+  const double until = thread_cpu() + seconds;
   uint64_t x = 1;
-  while (std::chrono::steady_clock::now() < until)
+  while (thread_cpu() < until)
     for (int i = 0; i < 10000; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
   return x;
 }
