@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <iterator>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,13 +32,13 @@ struct Draw {
   at::Tensor state_after;  // the generator's state after it
 };
 
-// Bounded by seeds and by bytes, oldest first out. A case's ranks, its reference and its blame and
-// shrink reruns all draw from the case's seed, so the draws of the few most recent seeds are all
-// that is ever served again; a campaign's earlier cases (a new seed each) are never drawn from
-// again. Keeping them to the byte bound held 64 MB of past cases' draws in the rank threads' heaps
-// and made every case's buffers land on fresh pages (the standard small case: 320-340 page faults
-// against 45-50, and about 10% of its time, 2026-12-06). A draw larger than the byte bound is not
-// kept (nullptr: draw it here).
+// Bounded by seeds (the least recently used out) and by bytes (the oldest draw out). A case's
+// ranks, its reference and its blame and shrink reruns all draw from the case's seed, so the draws
+// of the few most recent seeds are all that is ever served again; a campaign's earlier cases (a new
+// seed each) are never drawn from again. Keeping them to the byte bound held 64 MB of past cases'
+// draws in the rank threads' heaps and made every case's buffers land on fresh pages (the standard
+// small case: 216-340 page faults against 44, and about 10% of its time, 2026-12-06). A draw larger
+// than the byte bound is not kept (nullptr: draw it here).
 class DrawCache {
  public:
   static constexpr int64_t kMaxBytes = 64LL << 20;
