@@ -138,7 +138,8 @@ void ShardedParam::copy_in_reduce_scatter_rows(const at::Tensor& grad, at::Tenso
   const at::Tensor flat = grad.reshape({-1});
   const int64_t full_rows = numel_ / padded_;
   const int64_t rest = numel_ % padded_;
-  if (full_rows > 0) rows.narrow(0, 0, full_rows).copy_(flat.narrow(0, 0, full_rows * padded_).view({full_rows, padded_}));
+  if (full_rows > 0)
+    rows.narrow(0, 0, full_rows).copy_(flat.narrow(0, 0, full_rows * padded_).view({full_rows, padded_}));
   if (full_rows == shard_size_) return;
   at::Tensor partial = rows[full_rows];
   if (rest > 0) partial.narrow(0, 0, rest).copy_(flat.narrow(0, full_rows * padded_, rest));

@@ -104,9 +104,8 @@ at::Tensor Init::normal(const std::vector<int64_t>& sizes, double std) {
   for (int64_t s : sizes) numel *= s;
   const auto draw_here = [&] { return at::randn(sizes, gen_, at::TensorOptions().dtype(at::kFloat)) * std; };
   const at::Tensor state = gen_.get_state();
-  const std::shared_ptr<Draw> d =
-      cache().find_or_add(kept_as_, DrawKey{std::string(static_cast<const char*>(state.data_ptr()), state.nbytes()), sizes, std},
-                          numel * static_cast<int64_t>(sizeof(float)));
+  const DrawKey key{std::string(static_cast<const char*>(state.data_ptr()), state.nbytes()), sizes, std};
+  const std::shared_ptr<Draw> d = cache().find_or_add(kept_as_, key, numel * static_cast<int64_t>(sizeof(float)));
   if (!d) return draw_here();
   bool drew = false;
   std::call_once(d->drawn, [&] {
