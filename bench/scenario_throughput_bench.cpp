@@ -1,7 +1,9 @@
 // Fuzz throughput: the standard small scenario (4 gated MoE blocks, dim 64, 4 experts, hidden 128,
 // nested experts, non-reentrant AC, wrapped head, 32 tokens, world 4, 2 SGD steps) on the threads
 // backend — the run alone, and the run plus every property (what one fuzz case costs).
+#include "fuzz/case_pool.h"
 #include "fuzz/case_runner.h"
+#include "fuzz/parallel_campaign.h"
 #include "harness/backends/process/process_backend.h"
 #include "harness/properties/property.h"
 #include "harness/reference/reference.h"
@@ -97,6 +99,40 @@ void BM_StandardSmallCaseIsolated(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_StandardSmallCaseIsolated)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
+
+// The same cases as a campaign runs them on these cores by default (`fuzz --jobs`: one isolated
+// worker per core): each iteration is one case on every worker at once, each its own seed, so
+// items/s is the cases/s the cores give a campaign of standard small cases, and the wall time is
+// one case's latency with the cores shared. Run, like the row above, in a process of its own.
+void BM_StandardSmallCaseIsolatedOnEveryCore(benchmark::State& state) {
+  static harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  static fuzz::CaseRunner first(harness::threads_backend(), harness::isolation::Limits{});
+  static fuzz::CasePool pool(first, harness::threads_backend(), harness::isolation::Limits{}, fuzz::available_cores());
+  std::vector<harness::Scenario> cases(static_cast<std::size_t>(pool.width()), sc);
+  std::vector<const harness::Scenario*> batch;
+  for (const auto& c : cases) batch.push_back(&c);
+  const auto check = [](fuzz::CaseRunner& runner, const harness::Scenario& s) -> std::optional<std::string> {
+    const fuzz::CaseCheck c = runner.check(s);
+    return c.property ? std::optional<std::string>(c.message) : std::nullopt;
+  };
+  const auto next_cases = [&] {
+    for (auto& c : cases) c.seed = ++sc.seed;  // new cases, their references trained in the workers
+  };
+  try {
+    next_cases();
+    pool.run(batch, check);  // starts the workers; their forks and first cases untimed
+  } catch (const std::logic_error& e) {
+    return state.SkipWithError(e.what());  // as above: isolation forks only a single-threaded process
+  }
+  for (auto _ : state) {
+    next_cases();
+    for (const auto& failed : pool.run(batch, check))
+      if (failed) state.SkipWithError(failed->c_str());
+  }
+  state.counters["workers"] = pool.width();
+  state.SetItemsProcessed(state.iterations() * pool.width());
+}
+BENCHMARK(BM_StandardSmallCaseIsolatedOnEveryCore)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
 // Where a standard small case's time goes: the run, then each property, in milliseconds per case
 // (counters ms_<property>; the profile behind the throughput row of docs/performance.md).
