@@ -11,17 +11,21 @@ log "benchmarks (a few minutes: the seed-leak rows run a campaign per seed)"
 # The isolated row first, in a process of its own: a campaign forks its worker before it runs
 # anything, and a worker forked after the other rows would run on their freed heap
 # (bench/scenario_throughput_bench.cpp). Then every other row; the two outputs are one table.
+# The row on every core forks its workers in a process of its own too.
 OPENBLAS_NUM_THREADS=1 "$REPO/build/shardfuzz_bench" --benchmark_repetitions=1 --benchmark_format=console \
-  --benchmark_filter='Isolated' --benchmark_out="$OUT_JSON.isolated" --benchmark_out_format=json
+  --benchmark_filter='Isolated/' --benchmark_out="$OUT_JSON.isolated" --benchmark_out_format=json
+OPENBLAS_NUM_THREADS=1 "$REPO/build/shardfuzz_bench" --benchmark_repetitions=1 --benchmark_format=console \
+  --benchmark_filter='IsolatedOnEveryCore' --benchmark_out="$OUT_JSON.every-core" --benchmark_out_format=json
 OPENBLAS_NUM_THREADS=1 "$REPO/build/shardfuzz_bench" --benchmark_repetitions=1 --benchmark_format=console \
   --benchmark_filter='-Isolated' --benchmark_out="$OUT_JSON" --benchmark_out_format=json
 python3 - "$OUT_JSON" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-doc["benchmarks"] = json.load(open(sys.argv[1] + ".isolated"))["benchmarks"] + doc["benchmarks"]
+doc["benchmarks"] = [b for part in (".isolated", ".every-core") for b in json.load(open(sys.argv[1] + part))["benchmarks"]] \
+    + doc["benchmarks"]
 json.dump(doc, open(sys.argv[1], "w"), indent=1)
 PY
-rm -f "$OUT_JSON.isolated"
+rm -f "$OUT_JSON.isolated" "$OUT_JSON.every-core"
 python3 - "$OUT_JSON" "$REPO/docs/performance.md" <<'PY'
 import json, statistics, sys, datetime
 doc = json.load(open(sys.argv[1]))
@@ -47,6 +51,9 @@ lines = [
     "|---|---|---|",
     f"| standard small scenario, world 4, threads backend: run only | — | {rate('BM_StandardSmallRun/real_time'):.1f} scenarios/s |",
     f"| the same with every property checked (one fuzz case: a new scenario each time, its reference trained), with per-case isolation (the campaign's persistent worker child) | >= 25/s (road to 50/s below) | {rate('BM_StandardSmallCaseIsolated/real_time'):.1f} scenarios/s |",
+    f"| the same as a campaign runs it on these cores by default (`--jobs`: one isolated worker per core, a case on each at once) | — | "
+    f"{rate('BM_StandardSmallCaseIsolatedOnEveryCore/real_time'):.1f} scenarios/s "
+    f"({rows.get('BM_StandardSmallCaseIsolatedOnEveryCore/real_time', {}).get('workers', float('nan')):.0f} workers) |",
     f"| the same in-process, without isolation: with / without | — | {rate('BM_StandardSmallCase/real_time'):.1f} scenarios/s; isolation costs "
     f"{rows['BM_StandardSmallCaseIsolated/real_time']['real_time'] / rows['BM_StandardSmallCase/real_time']['real_time']:.2f}x |",
     f"| probe and timeline: run time with / without the timeline | <= 1.05 | "

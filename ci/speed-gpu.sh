@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 24's speed figures on the GPU host (16 cores), side by side in one run:
-#   - the standard small case, world 4, every property, isolation, pinned to 2 cores (taskset);
+#   - the standard small case, world 4, every property, isolation, pinned to 2 cores (taskset): one
+#     worker, and one worker per core as a campaign's default --jobs runs it;
 #   - generated cases/s with --jobs on 2, 4, 8 and 16 cores (ci/jobs-scaling.sh);
 #   - the seed leak hunted as a user times it (ci/seed-leak-hunt.sh) on 2 cores, and with --jobs 16.
 # Usage: source .gpu-deps/env.sh && bash ci/speed-gpu.sh OUT
@@ -18,8 +19,10 @@ echo "speed-gpu: built in $((SECONDS - t0)) s; $(nproc) cores"
 export OPENBLAS_NUM_THREADS=1
 # The isolated row alone first: isolation forks only a single-threaded process, and torch 2.x
 # keeps threads once a row has run in the process.
-taskset -c 0-1 "$BUILD/shardfuzz_bench" --benchmark_filter='Isolated' \
+taskset -c 0-1 "$BUILD/shardfuzz_bench" --benchmark_filter='Isolated/' \
   --benchmark_out="$OUT/small-isolated-2cores.json" --benchmark_out_format=json 2>&1 | grep "^BM" | tee "$OUT/small-2cores.log"
+taskset -c 0-1 "$BUILD/shardfuzz_bench" --benchmark_filter='IsolatedOnEveryCore' \
+  --benchmark_out="$OUT/small-every-core-2cores.json" --benchmark_out_format=json 2>&1 | grep "^BM" | tee -a "$OUT/small-2cores.log"
 taskset -c 0-1 "$BUILD/shardfuzz_bench" --benchmark_filter='BM_StandardSmall(Run|Case)($|/|Breakdown)' \
   --benchmark_out="$OUT/small-2cores.json" --benchmark_out_format=json 2>&1 | grep "^BM" | tee -a "$OUT/small-2cores.log"
 SCALING_OUT="$OUT/scaling" bash ci/jobs-scaling.sh "${SCALING_TIME:-20s}" "2 4 8 16" "$BUILD/shardfuzz" 2>&1 | tee "$OUT/scaling.log"
