@@ -42,11 +42,13 @@ void BM_StandardSmallRunNoTimeline(benchmark::State& state) {
   const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
   harness::RunOptions options;
   options.record_timeline = false;
+  const ProcessCpu cpu;
   for (auto _ : state) {
     harness::RunRecord run = harness::run_threads(sc, options);
     benchmark::DoNotOptimize(run);
     if (!run.ok()) state.SkipWithError(run.error.c_str());
   }
+  cpu.report(state);
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_StandardSmallRunNoTimeline)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);

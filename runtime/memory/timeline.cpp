@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 namespace shardfuzz::memory {
 
@@ -115,6 +116,7 @@ void Timeline::clear() {
 
 std::vector<TimelineEvent> Timeline::take_from(std::size_t first) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (first == 0) return std::exchange(events_, {});
   first = std::min(first, events_.size());
   std::vector<TimelineEvent> out(std::make_move_iterator(events_.begin() + static_cast<std::ptrdiff_t>(first)),
                                  std::make_move_iterator(events_.end()));

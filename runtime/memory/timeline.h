@@ -59,7 +59,8 @@ class Timeline {
   std::vector<TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;
   void clear();
   std::size_t size() const;
-  // Removes and returns the events from index `first` on (a failed step's, kept apart by recovery).
+  // Removes and returns the events from index `first` on (a failed step's, kept apart by recovery;
+  // from 0: every event, moved out rather than copied, as a finished rank hands its record over).
   std::vector<TimelineEvent> take_from(std::size_t first);
 
  private:
