@@ -56,8 +56,9 @@ lines = [
     f"({rows.get('BM_StandardSmallCaseIsolatedOnEveryCore/real_time', {}).get('workers', float('nan')):.0f} workers) |",
     f"| the same in-process, without isolation: with / without | — | {rate('BM_StandardSmallCase/real_time'):.1f} scenarios/s; isolation costs "
     f"{rows['BM_StandardSmallCaseIsolated/real_time']['real_time'] / rows['BM_StandardSmallCase/real_time']['real_time']:.2f}x |",
-    f"| probe and timeline: run time with / without the timeline | <= 1.05 | "
-    f"{rows['BM_StandardSmallRun/real_time']['real_time'] / rows['BM_StandardSmallRunNoTimeline/real_time']['real_time']:.3f} |",
+    f"| probe and timeline: run time with / without the timeline (and the CPU the run's threads took, steadier on a shared machine) | <= 1.05 | "
+    f"{rows['BM_StandardSmallRun/real_time']['real_time'] / rows['BM_StandardSmallRunNoTimeline/real_time']['real_time']:.3f} "
+    f"(CPU: {rows['BM_StandardSmallRun/real_time'].get('cpu_ms', float('nan')) / rows['BM_StandardSmallRunNoTimeline/real_time'].get('cpu_ms', float('nan')):.3f}) |",
     f"| seed leak under torch-2.9: find + shrink, median of seeds 1-5 | < 10 s | {shrink_s:.2f} s (find {med('find_s'):.2f} s, {med('cases'):.0f} cases; {med('shrink_runs'):.0f} shrink runs) |",
 ]
 for size, label in ((1 << 20, "1 MiB"), (64 << 20, "64 MiB")):
