@@ -53,6 +53,37 @@ void BM_StandardSmallRunNoTimeline(benchmark::State& state) {
 }
 BENCHMARK(BM_StandardSmallRunNoTimeline)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
+// The timeline's cost as a paired measurement: each iteration is the run with and without the
+// timeline, one after the other (the order swapped every iteration), so a shared machine's drift
+// over the seconds between the two rows above falls on both halves alike. Counters: the ratio of
+// the summed wall times (`ratio`) and of the process's CPU over each half (`cpu_ratio`).
+void BM_StandardSmallRunTimelinePaired(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  const harness::Scenario sc = harness::standard_small_scenario("torch-2.11");
+  harness::RunOptions without;
+  without.record_timeline = false;
+  double wall[2] = {0, 0}, cpu[2] = {0, 0};  // [0]: with the timeline, [1]: without
+  const auto timed = [&](int half) {
+    const auto cpu0 = harness::process_usage();
+    const auto t = Clock::now();
+    harness::RunRecord run = harness::run_threads(sc, half == 0 ? harness::RunOptions{} : without);
+    wall[half] += std::chrono::duration<double>(Clock::now() - t).count();
+    const auto cpu1 = harness::process_usage();
+    if (cpu0 && cpu1) cpu[half] += cpu1->cpu_seconds - cpu0->cpu_seconds;
+    if (!run.ok()) state.SkipWithError(run.error.c_str());
+  };
+  int64_t i = 0;
+  for (auto _ : state) {
+    const int first = static_cast<int>(i++ % 2);
+    timed(first);
+    timed(1 - first);
+  }
+  state.counters["ratio"] = wall[0] / wall[1];
+  state.counters["cpu_ratio"] = cpu[1] > 0 ? cpu[0] / cpu[1] : 0.0;
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_StandardSmallRunTimelinePaired)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
+
 // A fuzz case is a scenario never run before: each iteration draws new weights and batches (the
 // scenario's seed), so the unsharded reference is trained in every case as a campaign's are.
 void BM_StandardSmallCase(benchmark::State& state) {
