@@ -59,8 +59,11 @@ bool ParamGroup::reshard_after_forward() const {
 
 int64_t ParamGroup::unsharded_grad_bytes() const {
   int64_t bytes = 0;
+  // The implementation's grad, not Tensor::grad(): every timeline event reads it for every
+  // parameter, and the latter also asks the autograd hooks whether the parameter is a leaf (for
+  // a warning about non-leaf tensors, which an unsharded parameter never is).
   for (const auto& p : params_) {
-    const at::Tensor& g = p.unsharded_param().grad();
+    const at::Tensor& g = p.unsharded_param().unsafeGetTensorImpl()->grad();
     if (g.defined()) bytes += static_cast<int64_t>(g.nbytes());
   }
   return bytes;
