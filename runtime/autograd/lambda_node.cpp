@@ -2,6 +2,8 @@
 // custom functions do.
 #include "runtime/autograd/lambda_node.h"
 
+#include "runtime/autograd/outside_autograd.h"
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -19,7 +21,11 @@ class LambdaNode final : public torch::autograd::Node {
     if (!fn_)
       throw std::runtime_error("autograd op '" + name_ +
                                "': backward called twice (its saved state was already released)");
-    tensor_list out = fn_(grads);
+    tensor_list out;
+    {
+      const OutsideAutograd outside;  // a backward formula is math, not a graph
+      out = fn_(grads);
+    }
     if (out.size() != num_outputs())
       throw std::logic_error("autograd op '" + name_ + "': backward returned " + std::to_string(out.size()) +
                              " gradients for " + std::to_string(num_outputs()) + " inputs");

@@ -3,10 +3,10 @@
 // nn/ops.cpp and nn/routing_ops.cpp.
 #pragma once
 
+#include "runtime/autograd/outside_autograd.h"
 #include "runtime/autograd/saved_tensor.h"
 
 #include <ATen/core/Tensor.h>
-#include <torch/csrc/autograd/grad_mode.h>
 
 namespace shardfuzz::autograd {
 
@@ -14,7 +14,7 @@ inline bool wants(const at::Tensor& t) { return t.defined() && t.requires_grad()
 
 template <typename F>
 at::Tensor no_grad(F&& f) {
-  torch::autograd::AutoGradMode off(false);
+  const OutsideAutograd outside;
   return f();
 }
 

@@ -1,8 +1,9 @@
 // Flat all-gather and reduce-scatter over a group's parameters.
 #include "runtime/fsdp/collectives.h"
 
+#include "runtime/autograd/outside_autograd.h"
+
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/grad_mode.h>
 
 namespace shardfuzz::fsdp {
 
@@ -10,7 +11,7 @@ std::unique_ptr<AllGatherResult> all_gather_flat(const std::vector<at::Tensor>& 
                                                  comm::Communicator* comm, const at::Tensor& persistent,
                                                  const std::shared_ptr<memory::Ledger>& ledger,
                                                  const std::string& group) {
-  torch::autograd::AutoGradMode no_grad(false);
+  const autograd::OutsideAutograd outside;
   auto result = std::make_unique<AllGatherResult>();
   int64_t row = 0;
   for (const auto& t : inputs) {
@@ -49,7 +50,7 @@ ReduceResult reduce_scatter_grads(std::vector<ShardedParam>& params, comm::Commu
                                   comm::Communicator* replicate_comm, const std::shared_ptr<memory::Ledger>& ledger,
                                   const std::string& group, std::optional<at::ScalarType> reduce_dtype,
                                   double divide_factor, bool check_finite) {
-  torch::autograd::AutoGradMode no_grad(false);
+  const autograd::OutsideAutograd outside;
   std::vector<ShardedParam*> with_grad;
   std::vector<at::Tensor> grads;  // unsharded, taken from their parameters; dropped once copied in
   ReduceResult result;

@@ -2,6 +2,7 @@
 // rank padded to chunk 0's size) and the storage-resize lifecycle of the unsharded parameter.
 #include "runtime/fsdp/sharded_param.h"
 
+#include "runtime/autograd/outside_autograd.h"
 #include "runtime/compat/torch_compat.h"
 
 #include <ATen/ATen.h>
@@ -93,7 +94,7 @@ void ShardedParam::free_unsharded() {
 }
 
 void ShardedParam::copy_out(const at::Tensor& gathered) {
-  torch::autograd::AutoGradMode no_grad(false);
+  const autograd::OutsideAutograd outside;
   alloc_unsharded();
   if (shard_dim_ == 0) {
     all_gather_output_.view({shard_size_, padded_}).copy_(gathered);
@@ -113,7 +114,7 @@ at::Tensor ShardedParam::post_forward_slice(int j, int n) const {
 }
 
 void ShardedParam::copy_out_post_forward(const at::Tensor& gathered) {
-  torch::autograd::AutoGradMode no_grad(false);
+  const autograd::OutsideAutograd outside;
   alloc_unsharded();
   all_gather_output_.view(gathered.sizes()).copy_(gathered);
 }
@@ -125,7 +126,7 @@ at::Tensor ShardedParam::take_unsharded_grad() {
 }
 
 void ShardedParam::copy_in_reduce_scatter_rows(const at::Tensor& grad, at::Tensor rows) const {
-  torch::autograd::AutoGradMode no_grad(false);
+  const autograd::OutsideAutograd outside;
   if (padded_ == 0) return;
   if (shard_dim_ > 0) {
     // Shard(d>0): each rank's chunk along d is strided in the gradient; torch.chunk's chunks
@@ -148,7 +149,7 @@ void ShardedParam::copy_in_reduce_scatter_rows(const at::Tensor& grad, at::Tenso
 }
 
 void ShardedParam::accumulate_sharded_grad(const at::Tensor& padded_shard) {
-  torch::autograd::AutoGradMode no_grad(false);
+  const autograd::OutsideAutograd outside;
   if (sharded_grad_.defined()) {
     sharded_grad_.add_(padded_shard.to(orig_dtype()));
     return;
