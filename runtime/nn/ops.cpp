@@ -112,17 +112,18 @@ at::Tensor relu(const at::Tensor& x) {
   // relu is clamp_min(0) in ATen; 1.13 has the latter (structured) on the meta device only.
   at::Tensor out = no_grad([&] { return shape_only::has_values(x) ? at::relu(x) : at::clamp_min(x, 0); });
   SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
+  // Upstream's ReluBackward0: the gradient where the output is positive, else zero (one kernel).
   return record_op("ReluBackward", {x}, out, [so](const at::Tensor& g) -> tensor_list {
-    return {g * (so.unpack() > 0).to(g.scalar_type())};
+    return {at::threshold_backward(g, so.unpack(), 0)};
   });
 }
 
 at::Tensor sigmoid(const at::Tensor& x) {
   at::Tensor out = no_grad([&] { return at::sigmoid(x); });
   SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
+  // Upstream's SigmoidBackward0: g * (1 - y) * y in one kernel.
   return record_op("SigmoidBackward", {x}, out, [so](const at::Tensor& g) -> tensor_list {
-    at::Tensor y = so.unpack();
-    return {g * y * (1 - y)};
+    return {at::sigmoid_backward(g, so.unpack())};
   });
 }
 
