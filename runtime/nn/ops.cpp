@@ -153,7 +153,7 @@ at::Tensor sum_all(const at::Tensor& x) {
 }
 
 at::Tensor unsqueeze(const at::Tensor& x, int64_t dim) {
-  at::Tensor out = no_grad([&] { return x.unsqueeze(dim).clone(); });
+  at::Tensor out = no_grad([&] { return as_fresh_alias(x.detach().unsqueeze(dim)); });  // a view, as upstream's
   return record_op("UnsqueezeBackward", {x}, out, [dim](const at::Tensor& g) -> tensor_list { return {g.squeeze(dim)}; });
 }
 
