@@ -32,8 +32,9 @@ CaseCheck check_here(const harness::Scenario& scenario, harness::Backend& backen
 }
 
 // The worker's side (runs in the child). It keeps the run of its last failing check, for a blame
-// of the same scenario that follows it (a shrink hunting a row asks for both).
-std::string serve(const std::string& text) {
+// of the same scenario that follows it (a shrink hunting a row asks for both); a passing check's
+// run is freed after its reply is sent (a millisecond of the standard small case's timeline).
+harness::isolation::WorkerReply serve(const std::string& text) {
   static std::string last_failing;  // the scenario's JSON text
   static std::optional<harness::RunRecord> last_run;
   const json request = json::parse(text);
@@ -43,7 +44,11 @@ std::string serve(const std::string& text) {
     CaseCheck c = check_here(scenario, harness::threads_backend(), request.value("up_to", ""));
     last_failing = c.property && c.run ? request.at("scenario").dump() : "";
     last_run = c.property ? std::move(c.run) : std::nullopt;
-    return json{{"property", c.property ? *c.property : ""}, {"message", c.message}}.dump();
+    harness::isolation::WorkerReply reply =
+        json{{"property", c.property ? *c.property : ""}, {"message", c.message}}.dump();
+    if (c.run)
+      reply.after_sent = [run = std::make_shared<harness::RunRecord>(std::move(*c.run))]() mutable { run.reset(); };
+    return reply;
   }
   if (op == "blame") {
     const bool ran = last_run && request.at("scenario").dump() == last_failing;

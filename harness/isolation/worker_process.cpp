@@ -25,21 +25,22 @@ void serve(const WorkerProcess::Handler& handler, int in, int out) {
     std::string request(size, '\0');
     if (!subprocess::read_exact(in, request.data(), size)) break;
     char status = 'R';
-    std::string reply;
+    WorkerReply reply;
     try {
       reply = handler(request);
     } catch (const std::exception& e) {
       status = 'T';
-      reply = e.what();
+      reply = std::string(e.what());
     } catch (...) {
       status = 'T';
-      reply = "an exception that is not a std::exception";
+      reply = std::string("an exception that is not a std::exception");
     }
     std::fflush(nullptr);
-    const uint64_t n = reply.size();
+    const uint64_t n = reply.text.size();
     if (!subprocess::write_all(out, &status, 1) || !subprocess::write_all(out, &n, sizeof n) ||
-        !subprocess::write_all(out, reply.data(), n))
+        !subprocess::write_all(out, reply.text.data(), n))
       break;
+    if (reply.after_sent) reply.after_sent();
   }
 }
 

@@ -13,9 +13,18 @@
 
 namespace shardfuzz::harness::isolation {
 
+// What the handler answers: the reply's text, and work left for after it is sent (freeing a
+// case's run record), which the parent no longer waits for: it is already reading the reply.
+struct WorkerReply {
+  WorkerReply(std::string text = "", std::function<void()> after_sent = nullptr)  // NOLINT: a text is a reply
+      : text(std::move(text)), after_sent(std::move(after_sent)) {}
+  std::string text;
+  std::function<void()> after_sent;
+};
+
 class WorkerProcess {
  public:
-  using Handler = std::function<std::string(const std::string& request)>;
+  using Handler = std::function<WorkerReply(const std::string& request)>;
   explicit WorkerProcess(Handler handler);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
