@@ -2,6 +2,9 @@
 #include "harness/properties/property.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
 
 namespace shardfuzz::harness {
 
@@ -74,18 +77,40 @@ bool is_property(const std::string& name) {
 }  // namespace
 
 std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run, const std::string& up_to) {
-  const bool all = !is_property(up_to);
-  std::vector<Verdict> out;
-  for (const Property& p : all_properties()) {
+  const auto& properties = all_properties();
+  std::size_t count = properties.size();
+  if (is_property(up_to))
+    count = static_cast<std::size_t>(std::find_if(properties.begin(), properties.end(),
+                                                  [&](const Property& p) { return p.name == up_to; }) -
+                                     properties.begin()) + 1;
+  std::vector<Verdict> out(count);
+  std::vector<std::exception_ptr> threw(count);
+  const auto judge = [&](std::size_t i) {
+    const Property& p = properties[i];
     if (p.name != "liveness" && p.name != "faults_detected" && !run.ok()) {
-      out.push_back({p.name, true, true, "skipped: the run did not complete"});
-    } else {
-      Verdict v = p.check(scenario, run);
-      v.property = p.name;
-      out.push_back(std::move(v));
+      out[i] = {p.name, true, true, "skipped: the run did not complete"};
+      return;
     }
-    if (!all && p.name == up_to) break;
-  }
+    try {
+      out[i] = p.check(scenario, run);
+      out[i].property = p.name;
+    } catch (...) {
+      threw[i] = std::current_exception();
+    }
+  };
+  // Two judges side by side, each taking the next property not yet taken: the judges are pure
+  // functions of the scenario and the record, and the costly ones (per-layer memory, parity) then
+  // overlap on a second core (a world-4 case's properties: 2.4 ms in a row on one core).
+  std::atomic<std::size_t> next{0};
+  const auto judge_all = [&] {
+    for (std::size_t i = next++; i < count; i = next++) judge(i);
+  };
+  std::thread helper;
+  if (count > 1 && run.ok()) helper = std::thread(judge_all);
+  judge_all();
+  if (helper.joinable()) helper.join();
+  for (const auto& e : threw)
+    if (e) std::rethrow_exception(e);  // the first in check order, as judging in a row threw it
   return out;
 }
 
