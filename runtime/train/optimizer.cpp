@@ -1,6 +1,7 @@
 // SGD and AdamW (decoupled weight decay), bias-corrected as torch.optim.AdamW.
 #include "runtime/train/optimizer.h"
 
+#include "runtime/autograd/outside_autograd.h"
 #include "runtime/fsdp/param_group.h"
 #include "runtime/fsdp/rank_runtime.h"
 
@@ -16,7 +17,7 @@ namespace shardfuzz::train {
 
 void ParamSlot::update(const at::Tensor& grad, int64_t step, const OptimizerConfig& c,
                        const std::shared_ptr<memory::Ledger>& ledger, const std::string& group) {
-  torch::autograd::AutoGradMode no_grad(false);
+  const autograd::OutsideAutograd outside;  // in-place updates of plain sharded tensors
   if (c.kind == OptimizerConfig::Kind::Sgd) {
     if (c.weight_decay != 0) param.mul_(1 - c.lr * c.weight_decay);
     param.add_(grad, -c.lr);
