@@ -1,6 +1,8 @@
 // The property registry.
 #include "harness/properties/property.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -106,7 +108,12 @@ std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord&
     for (std::size_t i = next++; i < count; i = next++) judge(i);
   };
   std::thread helper;
-  if (count > 1 && run.ok()) helper = std::thread(judge_all);
+  if (count > 1 && run.ok()) {
+    helper = std::thread([&] {
+      at::init_num_threads();  // a new thread's OpenMP team is every core's (harness/reference: why not)
+      judge_all();
+    });
+  }
   judge_all();
   if (helper.joinable()) helper.join();
   for (const auto& e : threw)
