@@ -80,11 +80,9 @@ bool is_property(const std::string& name) {
 
 std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord& run, const std::string& up_to) {
   const auto& properties = all_properties();
-  std::size_t count = properties.size();
-  if (is_property(up_to))
-    count = static_cast<std::size_t>(std::find_if(properties.begin(), properties.end(),
-                                                  [&](const Property& p) { return p.name == up_to; }) -
-                                     properties.begin()) + 1;
+  const auto named = [&](const Property& p) { return p.name == up_to; };
+  const auto last = std::find_if(properties.begin(), properties.end(), named);  // every one when none is named
+  const std::size_t count = static_cast<std::size_t>(last - properties.begin()) + (last == properties.end() ? 0 : 1);
   std::vector<Verdict> out(count);
   std::vector<std::exception_ptr> threw(count);
   const auto judge = [&](std::size_t i) {
@@ -110,7 +108,7 @@ std::vector<Verdict> check_properties(const Scenario& scenario, const RunRecord&
   std::thread helper;
   if (count > 1 && run.ok()) {
     helper = std::thread([&] {
-      at::init_num_threads();  // a new thread's OpenMP team is every core's (harness/reference: why not)
+      at::init_num_threads();  // the process's one intra-op thread, as the reference's thread starts
       judge_all();
     });
   }
