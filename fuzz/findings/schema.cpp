@@ -7,7 +7,10 @@
 #include <SQLiteCpp/Transaction.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 namespace shardfuzz::fuzz::findings {
 namespace {
@@ -52,6 +55,22 @@ std::string table_names(SQLite::Database& db) {
   throw std::runtime_error("findings database " + path + ": not a shardfuzz findings database (" + why + ")");
 }
 
+// SQLite does not call the busy handler for the switch to WAL: while another process holds the
+// file (opening the same new file at the same moment, as a job's shards do), the pragma fails at
+// once with SQLITE_BUSY. Retry it within the same busy timeout every other statement waits out.
+void switch_to_wal(SQLite::Database& db) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (auto pause = std::chrono::milliseconds(1);; pause = std::min(2 * pause, std::chrono::milliseconds(50))) {
+    try {
+      db.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const SQLite::Exception& e) {
+      if (e.getErrorCode() != SQLITE_BUSY || std::chrono::steady_clock::now() + pause > give_up) throw;
+    }
+    std::this_thread::sleep_for(pause);
+  }
+}
+
 }  // namespace
 
 void check_findings_file(SQLite::Database& db, const std::string& path) {
@@ -80,7 +99,7 @@ void prepare_writable(SQLite::Database& db, const std::string& path) {
   // may roll back the last commits, as it may lose the reproducer files and .campaign.json a
   // campaign writes beside it (renamed into place, not fsync'd). FULL would add an fsync per commit
   // (8 writers x 200 records: 2.5 s -> 5-8 s on the 2-core CI machine) for no gain over them.
-  db.exec("PRAGMA journal_mode = WAL");  // persistent: stored in the file
+  switch_to_wal(db);  // persistent: stored in the file
   db.exec("PRAGMA synchronous = NORMAL");
   SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
   if (db.execAndGet("PRAGMA application_id").getInt() == 0 && table_names(db).empty()) {
