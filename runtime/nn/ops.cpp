@@ -2,6 +2,7 @@
 #include "runtime/nn/ops.h"
 
 #include "runtime/autograd/lambda_node.h"
+#include "runtime/autograd/libtorch_formulas.h"
 #include "runtime/autograd/op_support.h"
 #include "runtime/autograd/saved_tensor.h"
 #include "runtime/nn/shape_only.h"
@@ -20,6 +21,7 @@ using autograd::SavedTensor;
 using autograd::reduce_to_shape;
 using autograd::tensor_list;
 
+using autograd::libtorch_formulas;
 using autograd::no_grad;
 using autograd::wants;
 
@@ -45,6 +47,7 @@ std::string sizes_str(at::IntArrayRef sizes) {
 }  // namespace
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (libtorch_formulas()) return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
   at::Tensor out = autograd::op_output(autograd::OpKind::MatmulLike, [&] {
     return no_grad([&] { return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight); });
   });
@@ -65,6 +68,7 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }
 
 at::Tensor matmul(const at::Tensor& a, const at::Tensor& b) {
+  if (libtorch_formulas()) return at::matmul(a, b);
   at::Tensor out = autograd::op_output(autograd::OpKind::MatmulLike, [&] { return no_grad([&] { return at::matmul(a, b); }); });
   SavedTensor sa = wants(b) ? SavedTensor::save(a) : SavedTensor();
   SavedTensor sb = wants(a) ? SavedTensor::save(b) : SavedTensor();
@@ -79,6 +83,7 @@ at::Tensor matmul(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor add(const at::Tensor& a, const at::Tensor& b) {
+  if (libtorch_formulas()) return a + b;
   at::Tensor out = no_grad([&] { return a + b; });
   return record_op("AddBackward", {a, b}, out,
                    [as = a.sizes().vec(), bs = b.sizes().vec(), ga = wants(a), gb = wants(b)](const at::Tensor& g) -> tensor_list {
@@ -87,6 +92,7 @@ at::Tensor add(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor mul(const at::Tensor& a, const at::Tensor& b) {
+  if (libtorch_formulas()) return a * b;
   at::Tensor out = no_grad([&] { return a * b; });
   SavedTensor sa = wants(b) ? SavedTensor::save(a) : SavedTensor();
   SavedTensor sb = wants(a) ? SavedTensor::save(b) : SavedTensor();
@@ -97,18 +103,21 @@ at::Tensor mul(const at::Tensor& a, const at::Tensor& b) {
 }
 
 at::Tensor scale(const at::Tensor& x, double factor) {
+  if (libtorch_formulas()) return x * factor;
   at::Tensor out = no_grad([&] { return x * factor; });
   return record_op("ScaleBackward", {x}, out, [factor](const at::Tensor& g) -> tensor_list { return {g * factor}; });
 }
 
 at::Tensor to_dtype(const at::Tensor& x, c10::ScalarType dtype) {
   if (x.scalar_type() == dtype) return x;
+  if (libtorch_formulas()) return x.to(dtype);
   const c10::ScalarType from = x.scalar_type();
   at::Tensor out = no_grad([&] { return x.to(dtype); });
   return record_op("ToCopyBackward", {x}, out, [from](const at::Tensor& g) -> tensor_list { return {g.to(from)}; });
 }
 
 at::Tensor relu(const at::Tensor& x) {
+  if (libtorch_formulas()) return at::relu(x);
   // relu is clamp_min(0) in ATen; 1.13 has the latter (structured) on the meta device only.
   at::Tensor out = no_grad([&] { return shape_only::has_values(x) ? at::relu(x) : at::clamp_min(x, 0); });
   SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
@@ -119,6 +128,7 @@ at::Tensor relu(const at::Tensor& x) {
 }
 
 at::Tensor sigmoid(const at::Tensor& x) {
+  if (libtorch_formulas()) return at::sigmoid(x);
   at::Tensor out = no_grad([&] { return at::sigmoid(x); });
   SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
   // Upstream's SigmoidBackward0: g * (1 - y) * y in one kernel.
@@ -128,6 +138,7 @@ at::Tensor sigmoid(const at::Tensor& x) {
 }
 
 at::Tensor mean(const at::Tensor& x, int64_t dim, bool keepdim) {
+  if (libtorch_formulas()) return x.mean(dim, keepdim);
   at::Tensor out = no_grad([&] { return x.mean(dim, keepdim); });
   return record_op("MeanBackward", {x}, out, [xs = x.sizes().vec(), dim, keepdim](const at::Tensor& g) -> tensor_list {
     int64_t d = dim < 0 ? dim + static_cast<int64_t>(xs.size()) : dim;
@@ -137,6 +148,7 @@ at::Tensor mean(const at::Tensor& x, int64_t dim, bool keepdim) {
 }
 
 at::Tensor sum(const at::Tensor& x, int64_t dim, bool keepdim) {
+  if (libtorch_formulas()) return x.sum(dim, keepdim);
   at::Tensor out = no_grad([&] { return x.sum(dim, keepdim); });
   return record_op("SumBackward", {x}, out, [xs = x.sizes().vec(), dim, keepdim](const at::Tensor& g) -> tensor_list {
     int64_t d = dim < 0 ? dim + static_cast<int64_t>(xs.size()) : dim;
@@ -146,6 +158,7 @@ at::Tensor sum(const at::Tensor& x, int64_t dim, bool keepdim) {
 }
 
 at::Tensor sum_all(const at::Tensor& x) {
+  if (libtorch_formulas()) return x.sum();
   at::Tensor out = no_grad([&] { return x.sum(); });
   return record_op("SumAllBackward", {x}, out, [xs = x.sizes().vec()](const at::Tensor& g) -> tensor_list {
     return {g.expand(xs).contiguous()};
@@ -153,6 +166,7 @@ at::Tensor sum_all(const at::Tensor& x) {
 }
 
 at::Tensor unsqueeze(const at::Tensor& x, int64_t dim) {
+  if (libtorch_formulas()) return x.unsqueeze(dim);
   at::Tensor out = no_grad([&] { return as_fresh_alias(x.detach().unsqueeze(dim)); });  // a view, as upstream's
   return record_op("UnsqueezeBackward", {x}, out, [dim](const at::Tensor& g) -> tensor_list { return {g.squeeze(dim)}; });
 }
@@ -170,6 +184,7 @@ at::Tensor reshape(const at::Tensor& x, const std::vector<int64_t>& sizes) {
   if (!valid)
     throw std::invalid_argument("ops::reshape: cannot reshape " + sizes_str(x.sizes()) + " (" +
                                 std::to_string(x.numel()) + " elements) to " + sizes_str(sizes));
+  if (libtorch_formulas()) return x.reshape(sizes);
   at::Tensor out = no_grad([&] { return as_fresh_alias(x.detach().reshape(sizes)); });
   return record_op("ReshapeBackward", {x}, out, [xs = x.sizes().vec()](const at::Tensor& g) -> tensor_list {
     return {g.reshape(xs)};
@@ -180,6 +195,7 @@ at::Tensor transpose(const at::Tensor& x, int64_t dim0, int64_t dim1) {
   if (x.dim() == 0 || dim0 < -x.dim() || dim0 >= x.dim() || dim1 < -x.dim() || dim1 >= x.dim())
     throw std::invalid_argument("ops::transpose: dims (" + std::to_string(dim0) + ", " + std::to_string(dim1) +
                                 ") out of range for " + sizes_str(x.sizes()));
+  if (libtorch_formulas()) return x.transpose(dim0, dim1);
   at::Tensor out = no_grad([&] { return as_fresh_alias(x.detach().transpose(dim0, dim1)); });
   return record_op("TransposeBackward", {x}, out, [dim0, dim1](const at::Tensor& g) -> tensor_list {
     return {g.transpose(dim0, dim1)};
@@ -191,6 +207,7 @@ at::Tensor narrow(const at::Tensor& x, int64_t dim, int64_t start, int64_t lengt
       start + length > x.size(dim))
     throw std::invalid_argument("ops::narrow: dim " + std::to_string(dim) + ", rows [" + std::to_string(start) + ", " +
                                 std::to_string(start + length) + ") out of range for " + sizes_str(x.sizes()));
+  if (libtorch_formulas()) return x.narrow(dim, start, length);
   at::Tensor out = no_grad([&] { return as_fresh_alias(x.detach().narrow(dim, start, length)); });
   return record_op("NarrowBackward", {x}, out, [xs = x.sizes().vec(), dim, start, length](const at::Tensor& g) -> tensor_list {
     at::Tensor full = at::zeros(xs, g.options());
@@ -200,6 +217,7 @@ at::Tensor narrow(const at::Tensor& x, int64_t dim, int64_t start, int64_t lengt
 }
 
 at::Tensor softmax(const at::Tensor& x, int64_t dim) {
+  if (libtorch_formulas()) return at::softmax(x, dim);
   at::Tensor out = no_grad([&] { return at::softmax(x, dim); });
   SavedTensor so = wants(x) ? save_output(out) : SavedTensor();
   return record_op("SoftmaxBackward", {x}, out, [so, dim](const at::Tensor& g) -> tensor_list {
@@ -213,6 +231,7 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
     throw std::invalid_argument("ops::rms_norm: weight " + sizes_str(weight.sizes()) +
                                 " does not match the last dim of input " + sizes_str(x.sizes()));
   if (!(eps > 0)) throw std::invalid_argument("ops::rms_norm: eps must be > 0, got " + std::to_string(eps));
+  if (libtorch_formulas()) return x * at::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps) * weight;
   at::Tensor rstd = no_grad([&] { return at::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps); });
   at::Tensor out = no_grad([&] { return x * rstd * weight; });
   const bool gx = wants(x), gw = wants(weight);
@@ -245,6 +264,7 @@ at::Tensor embedding(const at::Tensor& weight, const at::Tensor& ids) {
       throw std::invalid_argument("ops::embedding: id " + std::to_string(lo < 0 ? lo : hi) + " out of range for vocab " +
                                   std::to_string(vocab));
   }
+  if (libtorch_formulas()) return at::embedding(weight, ids);
   std::vector<int64_t> out_sizes = ids.sizes().vec();
   out_sizes.push_back(weight.size(1));
   at::Tensor out =

@@ -3,6 +3,7 @@
 #include "runtime/nn/routing_ops.h"
 
 #include "runtime/autograd/lambda_node.h"
+#include "runtime/autograd/libtorch_formulas.h"
 #include "runtime/autograd/op_support.h"
 #include "runtime/autograd/saved_tensor.h"
 #include "runtime/nn/shape_only.h"
@@ -63,6 +64,7 @@ std::vector<int64_t> with_rows(const at::Tensor& x, int64_t rows) {
 at::Tensor index_rows(const at::Tensor& x, const at::Tensor& index) {
   if (x.dim() < 1) throw std::invalid_argument("index_rows: x must have at least one dimension");
   check_index("index_rows", index, x.size(0));
+  if (autograd::libtorch_formulas()) return x.index_select(0, index);
   at::Tensor out = no_grad([&] { return shape_only::select_rows(x, index); });
   SavedTensor si = wants(x) ? SavedTensor::save(index) : SavedTensor();
   return record_op("IndexRowsBackward", {x}, out, [si, xs = x.sizes().vec()](const at::Tensor& g) -> tensor_list {
@@ -77,6 +79,7 @@ at::Tensor index_add_rows(const at::Tensor& base, const at::Tensor& index, const
                                 std::to_string(index.numel()) + " and src " + show(src.sizes().vec()) +
                                 " do not fit (src needs one row per index, rows shaped like base's)");
   check_index("index_add_rows", index, base.size(0));
+  if (autograd::libtorch_formulas()) return base.index_add(0, index, src);
   at::Tensor out = no_grad([&] { return shape_only::rows_added(base, index, src); });
   SavedTensor si = wants(src) ? SavedTensor::save(index) : SavedTensor();
   return record_op("IndexAddRowsBackward", {base, src}, out,
@@ -89,6 +92,7 @@ at::Tensor topk_weights(const at::Tensor& probs, const at::Tensor& index) {
   if (probs.dim() != 2 || index.dim() != 2 || index.size(0) != probs.size(0) || index.scalar_type() != at::kLong)
     throw std::invalid_argument("topk_weights: probs " + show(probs.sizes().vec()) + " and index " +
                                 show(index.sizes().vec()) + " must be [T, E] and int64 [T, k]");
+  if (autograd::libtorch_formulas()) return probs.gather(1, index);
   at::Tensor out = no_grad([&] { return shape_only::gather_columns(probs, index); });
   SavedTensor si = wants(probs) ? SavedTensor::save(index) : SavedTensor();
   return record_op("TopkWeightsBackward", {probs}, out, [si, ps = probs.sizes().vec()](const at::Tensor& g) -> tensor_list {
@@ -108,6 +112,15 @@ at::Tensor grouped_mm(const at::Tensor& x, const at::Tensor& w, const std::vecto
   if (total != x.size(0))
     throw std::invalid_argument("grouped_mm: counts " + show(counts) + " sum to " + std::to_string(total) + " but x has " +
                                 std::to_string(x.size(0)) + " rows");
+  if (autograd::libtorch_formulas()) {
+    std::vector<at::Tensor> groups;  // x_g @ w[g] for every group, the empty ones included
+    int64_t start = 0;
+    for (std::size_t g = 0; g < counts.size(); ++g) {
+      groups.push_back(at::mm(x.narrow(0, start, counts[g]), w.select(0, static_cast<int64_t>(g))));
+      start += counts[g];
+    }
+    return groups.empty() ? at::zeros({x.size(0), w.size(2)}, x.options()) : at::cat(groups);
+  }
   at::Tensor out = no_grad([&] {
     at::Tensor y = at::empty({x.size(0), w.size(2)}, x.options());
     int64_t start = 0;

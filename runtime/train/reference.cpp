@@ -1,6 +1,7 @@
 // Gradient accumulation over the ranks' batches and micro-batches, scaled by 1/(world x micro).
 #include "runtime/train/reference.h"
 
+#include "runtime/autograd/libtorch_formulas.h"
 #include "runtime/nn/ops.h"
 
 #include <ATen/ATen.h>
@@ -56,6 +57,7 @@ double micro_batch_of_one_rank(nn::Module& model, int world_size, int r, int s, 
 
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer, bool ranks_as_one_batch) {
+  const autograd::LibTorchFormulas libtorch_formulas;
   std::vector<at::Tensor*> params;
   for (auto& [name, p] : model.named_parameters()) params.push_back(p);
   ReferenceOptimizer opt(params, optimizer);
@@ -83,6 +85,7 @@ ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const S
 ReferenceRun run_reference(nn::Module& model, int world_size, int steps, const StepPlan& plan, const InputFn& input,
                            const LossFn& loss_fn, const OptimizerConfig& optimizer,
                            const fsdp::MixedPrecisionPolicy& mp, bool ranks_as_one_batch) {
+  const autograd::LibTorchFormulas libtorch_formulas;
   // Without a param dtype the ranks compute in the stored dtypes: the plain reference, batched if asked.
   if (!mp.param_dtype)
     return run_reference(model, world_size, steps, plan, input, loss_fn, optimizer, ranks_as_one_batch);

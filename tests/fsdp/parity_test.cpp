@@ -66,7 +66,9 @@ TEST_P(Parity, MatchesUnshardedReferenceAfterThreeSteps) {
   RunRecord run = run_threads(sc);
   ASSERT_TRUE(run.ok()) << run.error;
 
-  auto reference = build_model(sc);
+  BuildOptions as_reference;  // the scenario's mathematics: no checkpointing (LibTorch's formulas differentiate it)
+  as_reference.reference = true;
+  auto reference = build_model(sc, as_reference);
   auto input = [&](int rank, int step) { return train::make_input(sc.seed, rank, step, sc.dims.tokens, sc.dims.dim, true); };
   train::ReferenceRun ref = train::run_reference(*reference, c.world, sc.steps, input, loss_fn(sc), opt);
   std::map<std::string, at::Tensor> full;
