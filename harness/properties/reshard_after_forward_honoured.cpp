@@ -7,6 +7,9 @@
 // N equal to the size it reshards fully, as True. So the ledger's sharded_post_forward bytes at
 // the end of a forward are exactly the sum, over the groups with such an N, of their padded
 // all-gather bytes / N; none for any other value.
+// And the converse: a group asked to keep its parameters (False, the int 1, which upstream takes
+// as False, or "auto" on the root) still holds them unsharded at the end of every forward; a group
+// that resharded anyway gathers them again in backward, the trade its user opted out of.
 #include "harness/properties/property.h"
 #include "runtime/semantics/profile.h"
 
@@ -23,6 +26,17 @@ bool asked_to_reshard(const std::string& path, const ShardSpec& spec) {
     case Kind::False: return false;
     case Kind::Int: return spec.reshard_after_forward.n != 1;
     case Kind::Auto: return !path.empty();  // upstream: the root's None means False
+  }
+  return false;
+}
+
+bool asked_to_keep(const std::string& path, const ShardSpec& spec) {
+  using Kind = fsdp::ReshardAfterForward::Kind;
+  switch (spec.reshard_after_forward.kind) {
+    case Kind::True: return false;
+    case Kind::False: return true;
+    case Kind::Int: return spec.reshard_after_forward.n == 1;
+    case Kind::Auto: return path.empty();
   }
   return false;
 }
@@ -67,6 +81,10 @@ std::string post_forward_slices_kept(const PostForwardSlices& expected, const Ra
          ")";
 }
 
+bool holds_parameters(const RankRecord& r, const std::string& group) {
+  return std::any_of(r.shards.begin(), r.shards.end(), [&](const ShardRecord& s) { return s.group == group; });
+}
+
 }  // namespace
 
 Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord& run) {
@@ -84,12 +102,15 @@ Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord
         if (!slot.empty()) continue;
         for (const auto& [path, spec] : sc.fully_shard) {
           const std::string group = path.empty() ? "root" : path;
-          if (!asked_to_reshard(path, spec)) continue;
-          if (std::find(e.unsharded.begin(), e.unsharded.end(), group) == e.unsharded.end()) continue;
+          const bool reshard = asked_to_reshard(path, spec), keep = asked_to_keep(path, spec);
+          if (!reshard && !(keep && holds_parameters(r, group))) continue;
+          const bool unsharded = std::find(e.unsharded.begin(), e.unsharded.end(), group) != e.unsharded.end();
+          if (unsharded == keep) continue;
           const std::string which = e.event == "eval_forward_end" ? "the no_grad evaluation forward" : "the forward";
           slot = "rank " + std::to_string(r.rank) + " step " + std::to_string(step + 1) + ": after " + which +
                  ", group " + group + " (reshard_after_forward=" + spec.reshard_after_forward.describe() +
-                 (path.empty() ? ", the root" : "") + ") still holds unsharded parameters";
+                 (path.empty() ? ", the root" : "") + ") " +
+                 (keep ? "no longer holds its unsharded parameters: it resharded" : "still holds unsharded parameters");
           break;
         }
       }
@@ -97,7 +118,8 @@ Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord
   }
   if (!evaluation.empty() || !training.empty())
     return {"reshard_after_forward_honoured", false, false, evaluation.empty() ? training : evaluation};
-  return {"reshard_after_forward_honoured", true, false, "every group asked to reshard after forward did"};
+  return {"reshard_after_forward_honoured", true, false,
+          "every group asked to reshard after forward did, and every group asked to keep its parameters kept them"};
 }
 
 }  // namespace shardfuzz::harness

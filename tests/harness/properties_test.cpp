@@ -196,6 +196,34 @@ TEST(Properties, AnIntReshardAfterForwardKeepsExactlyItsSlice) {
       << v.message;
 }
 
+// The converse: a group asked to keep its parameters after forward (False, the int 1, "auto" on the
+// root) must still hold them unsharded at the end of every forward, or it gathers them again in
+// backward (real torch 2.11's recorded traces: 154 such post_forwards, every one still unsharded).
+TEST(Properties, AGroupAskedToKeepItsParametersAfterForwardKeepsThem) {
+  using testing_support::verdict;
+  Scenario sc = standard_small_scenario("strict");
+  sc.world_size = 2;
+  sc.fully_shard.at("layers.0").reshard_after_forward = fsdp::ReshardAfterForward::no();
+  sc.fully_shard.erase("out");  // the root then holds the head's parameters
+  const RunRecord good = run_threads(sc);
+  ASSERT_TRUE(good.ok()) << good.error;
+  ASSERT_TRUE(verdict(check_properties(sc, good), "reshard_after_forward_honoured").ok);
+  for (const std::string group : {"layers.0", "root"}) {
+    RunRecord resharded = good;
+    for (auto& e : resharded.ranks[1].timeline) {
+      if (e.event != "forward_end") continue;
+      e.unsharded.erase(std::remove(e.unsharded.begin(), e.unsharded.end(), group), e.unsharded.end());
+    }
+    const Verdict v = verdict(check_properties(sc, resharded), "reshard_after_forward_honoured");
+    EXPECT_FALSE(v.ok) << group;
+    const std::string raf = group == "root" ? "auto, the root" : "false";
+    EXPECT_NE(v.message.find("rank 1 step 1: after the forward, group " + group + " (reshard_after_forward=" + raf +
+                             ") no longer holds its unsharded parameters: it resharded"),
+              std::string::npos)
+        << v.message;
+  }
+}
+
 // The peak figures rely on the probe's peak restarting at training's start; a reset that keeps the
 // build's high-water mark inflates every one of them. Across steps every ledger kind ends flat.
 TEST(Properties, ThePeakRestartsAtTrainingAndEveryLedgerKindEndsEachStepFlat) {
