@@ -27,6 +27,9 @@ inline const Ladder<int> kWorld = {{2, 1}, {4, 2}, {1, 3}, {4, 4}, {1, 5}, {1, 6
 inline const Ladder<int> kExpertShardSize = {{9, 0}, {1, 1}, {2, 2}, {1, 3}, {1, 4}, {1, 8}};
 inline const Ladder<int> kMicroBatches = {{6, 1}, {2, 2}, {1, 3}};
 inline const Ladder<int> kForwardsPerBackward = {{6, 1}, {1, 2}};
+// Both optimizers' decoupled weight decay (AdamW's param *= 1 - lr * wd; SGD's adds wd * param to
+// the gradient): mostly off, as the default, but drawn, or a defect in either path never acts.
+inline const Ladder<double> kWeightDecay = {{4, 0.0}, {1, 0.01}, {1, 0.1}};
 
 // The values of a ladder, simplest first.
 template <typename T>

@@ -71,15 +71,18 @@ rc::Gen<uint64_t> seed() {
 // smaller lr) keeps parity meaningful.
 rc::Gen<train::OptimizerConfig> optimizer() {
   using Kind = train::OptimizerConfig::Kind;
-  return rc::gen::map(weighted_choice<Kind>({{3, Kind::Sgd}, {1, Kind::AdamW}}), [](Kind kind) {
-    train::OptimizerConfig o;
-    o.kind = kind;
-    if (kind == Kind::AdamW) {
-      o.eps = 1e-3;
-      o.lr = 0.01;
-    }
-    return o;
-  });
+  return rc::gen::map(rc::gen::pair(weighted_choice<Kind>({{3, Kind::Sgd}, {1, Kind::AdamW}}),
+                                    weighted_choice(ladders::kWeightDecay)),
+                      [](const std::pair<Kind, double>& drawn) {
+                        train::OptimizerConfig o;
+                        o.kind = drawn.first;
+                        o.weight_decay = drawn.second;
+                        if (o.kind == Kind::AdamW) {
+                          o.eps = 1e-3;
+                          o.lr = 0.01;
+                        }
+                        return o;
+                      });
 }
 
 rc::Gen<ScenarioDraw> scenario_draw(const GenConfig& config, const ScenarioWeights& w) {
