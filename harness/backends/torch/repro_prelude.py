@@ -401,11 +401,16 @@ def _start(rank, world, plan):
 
 
 def _optimizer(model, plan):
-    opt_kind, lr = plan["optimizer"]
+    # Every hyper-parameter explicit: torch.optim.AdamW's own default weight decay is 0.01, the
+    # scenario's is 0.
+    opt_kind, lr, hyper = plan["optimizer"]
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         return None
-    return torch.optim.AdamW(params, lr=lr, eps=1e-3) if opt_kind == "adamw" else torch.optim.SGD(params, lr=lr)
+    if opt_kind == "adamw":
+        return torch.optim.AdamW(params, lr=lr, betas=hyper["betas"], eps=hyper["eps"],
+                                 weight_decay=hyper["weight_decay"])
+    return torch.optim.SGD(params, lr=lr, weight_decay=hyper["weight_decay"])
 
 
 def _batches(rank, plan):

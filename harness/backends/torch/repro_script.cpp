@@ -172,7 +172,8 @@ std::string torch_repro_script(const Scenario& sc, const std::string& note) {
      << ",\n            dtype=" << py_dtype(sc.mixed_precision ? c10::ScalarType::Float : scalar_type_of(sc.dtype))
      << ", input_requires_grad=" << py_bool(sc.input_requires_grad) << ", loss=" << py_str(sc.loss)
      << ",\n            optimizer=(" << py_str(sc.optimizer.kind == train::OptimizerConfig::Kind::AdamW ? "adamw" : "sgd")
-     << ", " << sc.optimizer.lr << "))\n\n"
+     << ", " << sc.optimizer.lr << ", dict(betas=(" << sc.optimizer.beta1 << ", " << sc.optimizer.beta2
+     << "), eps=" << sc.optimizer.eps << ", weight_decay=" << sc.optimizer.weight_decay << ")))\n\n"
      << "if __name__ == \"__main__\":\n"
      << "    main(build, PLAN)\n";
   return py.str();

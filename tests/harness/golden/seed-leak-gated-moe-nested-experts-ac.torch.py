@@ -21,7 +21,7 @@ SCENARIO_JSON = "{\"blocks\":[{\"ac\":\"non_reentrant\",\"ac_wraps_hooks\":false
 PLAN = dict(profile="torch-2.9", post_forward_in_backward=True, world_size=4, steps=1, micro_batches=1, forwards_per_backward=1,
             eval_forward=False, tokens=2, dim=4, vocab=0, seed=612634,
             dtype=torch.float32, input_requires_grad=True, loss="mean",
-            optimizer=("sgd", 0.05))
+            optimizer=("sgd", 0.05, dict(betas=(0.9, 0.999), eps=1e-08, weight_decay=0)))
 
 if __name__ == "__main__":
     main(build, PLAN)
