@@ -2,7 +2,9 @@
 // the end of every step from step 1 on (the ledger names each buffer it counts: optimizer state
 // is made in step 1's optimizer step, a transient kind that grows leaks, and the kind is named);
 // the allocator's bytes are flat from step 2 on (step 1 may create one-time buffers the ledger
-// does not count).
+// does not count). And exactly: no sharded gradient survives a step's zero_grad (it sets every one
+// to None, as torch's default set_to_none), so the ledger's grad kind holds 0 bytes there, at any
+// width (the allocator comparison only sees a gradient left behind once it passes its tolerance).
 #include "harness/properties/property.h"
 
 #include <cstdlib>
@@ -31,6 +33,17 @@ std::string ledger_growth(const RankRecord& r) {
   return "";
 }
 
+std::string grads_left_after_zero_grad(const RankRecord& r) {
+  const auto grad = static_cast<std::size_t>(memory::BufferKind::Grad);
+  for (const auto& e : r.timeline) {
+    if (e.category != "train" || e.event != "zero_grad" || e.ledger[grad] == 0) continue;
+    return "rank " + std::to_string(r.rank) + " step " + std::to_string(e.step + 1) + ": " +
+           memory::to_string(memory::BufferKind::Grad) + " holds " + std::to_string(e.ledger[grad]) +
+           " bytes after zero_grad (it sets every sharded gradient to None: 0 expected)";
+  }
+  return "";
+}
+
 std::string allocator_drift(const RankRecord& r) {
   int64_t first = 0;
   bool have = false;
@@ -53,6 +66,9 @@ std::string allocator_drift(const RankRecord& r) {
 }  // namespace
 
 Verdict check_flat_end_of_step_memory(const Scenario& sc, const RunRecord& run) {
+  if (run.observed.ledger)
+    for (const RankRecord& r : run.ranks)
+      if (std::string m = grads_left_after_zero_grad(r); !m.empty()) return {kName, false, false, m};
   if (sc.steps < 2) return {kName, true, true, "needs 2 steps or more"};
   const bool allocator = sc.steps >= 3 && run.observed.allocator;
   if (!allocator && !run.observed.ledger)

@@ -247,6 +247,19 @@ TEST(Properties, ThePeakRestartsAtTrainingAndEveryLedgerKindEndsEachStepFlat) {
   const Verdict flat = verdict(check_properties(sc, leaked), "flat_end_of_step_memory");
   EXPECT_NE(flat.message.find("rank 0 step 2: pending_all_gather holds"), std::string::npos) << flat.message;
   EXPECT_NE(flat.message.find("(512 bytes;"), std::string::npos) << flat.message;
+
+  // A gradient zero_grad left in the ledger, as small as any: flat across steps, but not zero.
+  const auto grad = static_cast<std::size_t>(memory::BufferKind::Grad);
+  for (int steps : {1, 2}) {
+    sc.steps = steps;
+    RunRecord kept_grad = run_threads(sc);
+    ASSERT_TRUE(verdict(check_properties(sc, kept_grad), "flat_end_of_step_memory").ok);
+    for (auto& e : kept_grad.ranks[1].timeline)
+      if (e.event == "zero_grad" || e.event == "step_end") e.ledger[grad] += 16;
+    const Verdict g = verdict(check_properties(sc, kept_grad), "flat_end_of_step_memory");
+    EXPECT_FALSE(g.ok) << steps;
+    EXPECT_NE(g.message.find("rank 1 step 1: grad holds 16 bytes after zero_grad"), std::string::npos) << g.message;
+  }
 }
 
 TEST(Properties, LivenessReportsACollectiveMismatchByKind) {
