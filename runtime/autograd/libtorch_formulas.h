@@ -6,8 +6,10 @@
 // reference, and parity_with_reference sees it; when both sides shared the formulas, a relu
 // backward that let clamped inputs through trained both alike (docs/mutants.md).
 //
-// Nothing of the runtime's own graph machinery works inside the scope (checkpoint regions see no
-// saved tensor, selective checkpointing no matmul): the reference builds without either.
+// train::run_reference opens it for float32 computations only (a low precision rounds the two
+// sides' formulas apart; reference.cpp says why). Nothing of the runtime's own graph machinery
+// works inside the scope (checkpoint regions see no saved tensor, selective checkpointing no
+// matmul): the reference builds without either.
 #pragma once
 
 namespace shardfuzz::autograd {

@@ -1,9 +1,10 @@
 // The unsharded single-rank reference: the same model from the same seed, fed every rank's batches
 // in turn with the loss averaged over ranks (what reduce-scatter AVG computes) and over
 // micro-batches (gradient accumulation), then the same optimizer update on full tensors. Parity
-// compares a sharded run against it. Its gradients come from LibTorch's own backward formulas (the
-// model's ops run as plain ATen ops under a LibTorchFormulas scope), not the runtime's, and its
-// optimizer is LibTorch's: a defect in either of the runtime's moves one side only.
+// compares a sharded run against it. In float32 its gradients come from LibTorch's own backward
+// formulas (the model's ops run as plain ATen ops under a LibTorchFormulas scope), not the
+// runtime's, and its optimizer is always LibTorch's: a defect in either of the runtime's moves one
+// side only.
 #pragma once
 
 #include "runtime/fsdp/options.h"
