@@ -2,12 +2,15 @@
 // the end of every step from step 1 on (the ledger names each buffer it counts: optimizer state
 // is made in step 1's optimizer step, a transient kind that grows leaks, and the kind is named);
 // the allocator's bytes are flat from step 2 on (step 1 may create one-time buffers the ledger
-// does not count). And exactly: no sharded gradient survives a step's zero_grad (it sets every one
-// to None, as torch's default set_to_none), so the ledger's grad kind holds 0 bytes there, at any
-// width (the allocator comparison only sees a gradient left behind once it passes its tolerance).
+// does not count). And exactly, at any width (the allocator comparison only sees a buffer left
+// behind once it passes its tolerance), at a step's zero_grad: no sharded gradient survives it (it
+// sets every one to None, as torch's default set_to_none), and no reduce-scatter input survives
+// the step's last backward (its final callback, is_last_backward, drops the pending reduce-scatter
+// state; only a backward with is_last_backward False keeps it, for the next micro-batch).
 #include "harness/properties/property.h"
 
 #include <cstdlib>
+#include <utility>
 
 namespace shardfuzz::harness {
 namespace {
@@ -33,13 +36,20 @@ std::string ledger_growth(const RankRecord& r) {
   return "";
 }
 
-std::string grads_left_after_zero_grad(const RankRecord& r) {
-  const auto grad = static_cast<std::size_t>(memory::BufferKind::Grad);
+std::string left_at_zero_grad(const RankRecord& r) {
+  using memory::BufferKind;
+  const std::pair<BufferKind, const char*> gone[] = {
+      {BufferKind::Grad, "zero_grad sets every sharded gradient to None"},
+      {BufferKind::ReduceScatterInput, "the step's last backward drops the pending reduce-scatter state"}};
   for (const auto& e : r.timeline) {
-    if (e.category != "train" || e.event != "zero_grad" || e.ledger[grad] == 0) continue;
-    return "rank " + std::to_string(r.rank) + " step " + std::to_string(e.step + 1) + ": " +
-           memory::to_string(memory::BufferKind::Grad) + " holds " + std::to_string(e.ledger[grad]) +
-           " bytes after zero_grad (it sets every sharded gradient to None: 0 expected)";
+    if (e.category != "train" || e.event != "zero_grad") continue;
+    for (const auto& [kind, why] : gone) {
+      const int64_t held = e.ledger[static_cast<std::size_t>(kind)];
+      if (held == 0) continue;
+      return "rank " + std::to_string(r.rank) + " step " + std::to_string(e.step + 1) + ": " +
+             memory::to_string(kind) + " holds " + std::to_string(held) + " bytes after zero_grad (" + why +
+             ": 0 expected)";
+    }
   }
   return "";
 }
@@ -68,7 +78,7 @@ std::string allocator_drift(const RankRecord& r) {
 Verdict check_flat_end_of_step_memory(const Scenario& sc, const RunRecord& run) {
   if (run.observed.ledger)
     for (const RankRecord& r : run.ranks)
-      if (std::string m = grads_left_after_zero_grad(r); !m.empty()) return {kName, false, false, m};
+      if (std::string m = left_at_zero_grad(r); !m.empty()) return {kName, false, false, m};
   if (sc.steps < 2) return {kName, true, true, "needs 2 steps or more"};
   const bool allocator = sc.steps >= 3 && run.observed.allocator;
   if (!allocator && !run.observed.ledger)

@@ -260,6 +260,16 @@ TEST(Properties, ThePeakRestartsAtTrainingAndEveryLedgerKindEndsEachStepFlat) {
     EXPECT_FALSE(g.ok) << steps;
     EXPECT_NE(g.message.find("rank 1 step 1: grad holds 16 bytes after zero_grad"), std::string::npos) << g.message;
   }
+  // A reduce-scatter input the step's last backward should have dropped (is_last_backward never set).
+  RunRecord kept_input = run_threads(sc);
+  const auto input = static_cast<std::size_t>(memory::BufferKind::ReduceScatterInput);
+  for (auto& e : kept_input.ranks[0].timeline)
+    if (e.event == "zero_grad") e.ledger[input] += 320;
+  const Verdict k = verdict(check_properties(sc, kept_input), "flat_end_of_step_memory");
+  EXPECT_NE(k.message.find("rank 0 step 1: reduce_scatter_input holds 320 bytes after zero_grad (the step's last "
+                           "backward drops the pending reduce-scatter state"),
+            std::string::npos)
+      << k.message;
 }
 
 TEST(Properties, LivenessReportsACollectiveMismatchByKind) {
