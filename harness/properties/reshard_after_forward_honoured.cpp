@@ -30,17 +30,6 @@ bool asked_to_reshard(const std::string& path, const ShardSpec& spec) {
   return false;
 }
 
-bool asked_to_keep(const std::string& path, const ShardSpec& spec) {
-  using Kind = fsdp::ReshardAfterForward::Kind;
-  switch (spec.reshard_after_forward.kind) {
-    case Kind::True: return false;
-    case Kind::False: return true;
-    case Kind::Int: return spec.reshard_after_forward.n == 1;
-    case Kind::Auto: return path.empty();
-  }
-  return false;
-}
-
 // The sharded_post_forward bytes a rank holds after a forward, and the groups they come from.
 struct PostForwardSlices {
   int64_t bytes = 0;
@@ -102,8 +91,9 @@ Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord
         if (!slot.empty()) continue;
         for (const auto& [path, spec] : sc.fully_shard) {
           const std::string group = path.empty() ? "root" : path;
-          const bool reshard = asked_to_reshard(path, spec), keep = asked_to_keep(path, spec);
-          if (!reshard && !(keep && holds_parameters(r, group))) continue;
+          // Every value asks for one or the other: False, the int 1 and the root's "auto" to keep.
+          const bool keep = !asked_to_reshard(path, spec);
+          if (keep && !holds_parameters(r, group)) continue;
           const bool unsharded = std::find(e.unsharded.begin(), e.unsharded.end(), group) != e.unsharded.end();
           if (unsharded == keep) continue;
           const std::string which = e.event == "eval_forward_end" ? "the no_grad evaluation forward" : "the forward";
