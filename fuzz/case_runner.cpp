@@ -46,7 +46,7 @@ harness::isolation::WorkerReply serve(const std::string& text) {
     last_run = c.property ? std::move(c.run) : std::nullopt;
     harness::isolation::WorkerReply reply =
         json{{"property", c.property ? *c.property : ""}, {"message", c.message}}.dump();
-    if (c.run)
+    if (!c.property && c.run)  // a failing check's run was moved into last_run above
       reply.after_sent = [run = std::make_shared<harness::RunRecord>(std::move(*c.run))]() mutable { run.reset(); };
     return reply;
   }
