@@ -5,7 +5,7 @@
 #pragma once
 
 #include "app/backend_flags.h"
-#include "fuzz/campaign.h"
+#include "fuzz/campaign/campaign.h"
 
 #include <ostream>
 #include <string>

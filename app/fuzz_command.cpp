@@ -2,7 +2,8 @@
 #include "app/fuzz_command.h"
 
 #include "fuzz/coverage/edge_map.h"
-#include "fuzz/parallel_campaign.h"
+#include "fuzz/campaign/jobs.h"
+#include "fuzz/campaign/plan.h"
 
 #include "app/exit_codes.h"
 #include "runtime/semantics/profile.h"
@@ -27,6 +28,10 @@ double parse_duration_seconds(const std::string& text, const std::string& flag) 
     throw std::invalid_argument(flag + ": '" + text + "' is not a positive duration (e.g. 60s, 5m, 1h)");
   return value * scale;
 }
+
+namespace {
+void add_fleet_flags(CLI::App* cmd, FuzzOptions& o);
+}  // namespace
 
 CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   CLI::App* cmd = app.add_subcommand("fuzz", "Generate scenarios, run them, check properties; shrink the first failure");
@@ -66,6 +71,25 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
       ->capture_default_str();
   cmd->add_option("--case-memory-mb", o.case_memory_mb, "an isolated case's resident memory limit in MiB")
       ->capture_default_str();
+  add_fleet_flags(cmd, o);
+  add_backend_flags(cmd, o.backend);
+  cmd->add_flag("--differential", o.differential.on,
+                "run each case on the native runtime under the profile that models the installed torch AND on that "
+                "torch (the torch backend: --torch-python, --cpu, --torch-deadline); a divergence of their timelines "
+                "(event, group, pending all-gathers, unsharded groups), of a property's verdict or, on CUDA, of the "
+                "bytes a layer leaves behind is a finding (matches_torch), shrunk keeping it and attributed: torch "
+                "changed, or the native model is wrong. --backend names the native side (threads or process)");
+  cmd->add_option("--torch-as", o.differential.torch_as,
+                  "with --differential: run torch patched to behave as this profile (torch-2.9: post_forward with PR "
+                  "#164009 undone), to watch the campaign catch a torch change");
+  return cmd;
+}
+
+namespace {
+
+// --resume, --jobs, --shrink-workers, --shard and --findings-db: where the campaign's cases run and
+// what it continues.
+void add_fleet_flags(CLI::App* cmd, FuzzOptions& o) {
   cmd->add_option("--resume", o.resume,
                   "continue the campaign whose --out folder this is (its .campaign.json), e.g. after the harness was "
                   "killed; its saved options apply");
@@ -82,20 +106,7 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
   cmd->add_option("--findings-db", o.findings_db,
                   "the findings database (SQLite) to record into and judge new / still failing / fixed against "
                   "(default: OUT/findings.db; a nightly job keeps one between nights)");
-  add_backend_flags(cmd, o.backend);
-  cmd->add_flag("--differential", o.differential.on,
-                "run each case on the native runtime under the profile that models the installed torch AND on that "
-                "torch (the torch backend: --torch-python, --cpu, --torch-deadline); a divergence of their timelines "
-                "(event, group, pending all-gathers, unsharded groups), of a property's verdict or, on CUDA, of the "
-                "bytes a layer leaves behind is a finding (matches_torch), shrunk keeping it and attributed: torch "
-                "changed, or the native model is wrong. --backend names the native side (threads or process)");
-  cmd->add_option("--torch-as", o.differential.torch_as,
-                  "with --differential: run torch patched to behave as this profile (torch-2.9: post_forward with PR "
-                  "#164009 undone), to watch the campaign catch a torch change");
-  return cmd;
 }
-
-namespace {
 
 // The campaign as its CI reports need it.
 harness::CampaignReport campaign_report(const fuzz::CampaignOptions& c, const fuzz::CampaignResult& r) {
@@ -180,34 +191,22 @@ int resume_fuzz(const FuzzOptions& o, std::ostream& out, std::ostream& err) {
   return campaign(c, o.reports, out, err);
 }
 
-// --shard I/N, --jobs and --findings-db.
-void set_fleet(const FuzzOptions& o, fuzz::CampaignOptions& c) {
-  if (!o.shard.empty()) {
-    const auto slash = o.shard.find('/');
-    std::size_t used_i = 0, used_n = 0;
-    int i = -1, n = 0;
-    try {
-      i = std::stoi(o.shard.substr(0, slash), &used_i);
-      n = std::stoi(o.shard.substr(slash == std::string::npos ? o.shard.size() : slash + 1), &used_n);
-    } catch (const std::exception&) {
-      i = -1;
-    }
-    if (slash == std::string::npos || used_i != slash || used_n != o.shard.size() - slash - 1 || n < 1 || i < 0 || i >= n)
-      throw std::invalid_argument("--shard: '" + o.shard + "' is not I/N with 0 <= I < N (e.g. 0/4)");
-    c.shard_index = i;
-    c.shard_count = n;
+// --shard I/N: its form here, its range with the plan's.
+void set_shard(const std::string& shard, fuzz::CampaignOptions& c) {
+  if (shard.empty()) return;
+  const auto slash = shard.find('/');
+  std::size_t used_i = 0, used_n = 0;
+  int i = -1, n = 0;
+  try {
+    i = std::stoi(shard.substr(0, slash), &used_i);
+    n = std::stoi(shard.substr(slash == std::string::npos ? shard.size() : slash + 1), &used_n);
+  } catch (const std::exception&) {
+    used_i = std::string::npos;
   }
-  if (o.jobs < 0 || o.jobs > 1024) throw std::invalid_argument("--jobs: " + std::to_string(o.jobs) + " outside 1-1024");
-  c.jobs = o.jobs == 0 ? fuzz::available_cores() : o.jobs;
-  c.findings_db = o.findings_db;
-  if (o.shrink_workers < 0 || o.shrink_workers > 1024)
-    throw std::invalid_argument("--shrink-workers: " + std::to_string(o.shrink_workers) + " outside 1-1024");
-}
-
-// --shrink-workers, or by default the jobs of a campaign that stops at its first finding: the other
-// shards stop when one claims its failing case, so their cores are the shrink's.
-void set_shrink_workers(const FuzzOptions& o, fuzz::CampaignOptions& c) {
-  c.shrink_workers = o.shrink_workers > 0 ? o.shrink_workers : c.keep_going ? 1 : c.jobs;
+  if (slash == std::string::npos || used_i != slash || used_n != shard.size() - slash - 1)
+    throw std::invalid_argument("--shard: '" + shard + "' is not I/N with 0 <= I < N (e.g. 0/4)");
+  c.shard_index = i;
+  c.shard_count = n;
 }
 
 // One job for what shares one state or one device: --differential (torch holds the GPU),
@@ -232,84 +231,88 @@ void set_coverage_guidance(const FuzzOptions& o, fuzz::CampaignOptions& c) {
   c.corpus_dir = o.corpus;
 }
 
+// The plan the flags ask for, field by field; its ranges are checked with the plan's field list.
+void plan_from_flags(const FuzzOptions& o, const std::string& command_line, fuzz::CampaignOptions& c) {
+  c.seed = o.seed;
+  c.gen.profile = o.profile;
+  c.gen.world = o.world;
+  c.gen.max_world = o.max_world;
+  c.gen.faults = o.faults || !o.fault_kinds.empty();
+  c.gen.fault_kinds = o.fault_kinds;
+  if (o.cases != 0) c.cases = o.cases;
+  if (!o.time.empty()) c.seconds = parse_duration_seconds(o.time, "--time");
+  if (!c.cases && !c.seconds) c.seconds = 60;
+  if (o.no_isolation) c.isolation.reset();
+  else
+    c.isolation = harness::isolation::Limits{
+        std::chrono::milliseconds(static_cast<int64_t>(parse_duration_seconds(o.case_timeout, "--case-timeout") * 1000)),
+        int64_t{o.case_memory_mb} << 20};
+  c.out_dir = o.out;
+  c.keep_going = o.keep_going;
+  set_coverage_guidance(o, c);
+  c.until_row = o.until_row;
+  set_shard(o.shard, c);
+  c.jobs = o.jobs == 0 ? fuzz::available_cores() : o.jobs;
+  c.findings_db = o.findings_db;
+  c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
+  c.command = command_line;
+  c.recover = !o.backend.no_recovery;
+}
+
+// What the backend flags ask of the world the generator draws.
+void check_world_against_backend(const FuzzOptions& o, fuzz::CampaignOptions& c) {
+  if (o.backend.nproc > 0) {
+    if (o.world != 0 && o.world != o.backend.nproc)
+      throw std::invalid_argument("--world: " + std::to_string(o.world) + " differs from --nproc " +
+                                  std::to_string(o.backend.nproc));
+    c.gen.world = o.backend.nproc;  // every scenario runs on the N rank processes
+  }
+  if (o.backend.backend == "nccl" && o.backend.nproc == 0)
+    throw std::invalid_argument("--nproc: --backend nccl needs it (one rank process per GPU)");
+  if (o.backend.backend == "threads" && o.backend.device != "cpu") {
+    if (o.world > 1)
+      throw std::invalid_argument("--world: ranks as threads on " + o.backend.device +
+                                  " run world size 1 only (docs/gpu-path.md); use --backend process --nproc N");
+    c.gen.world = 1;
+  }
+}
+
+// What runs the cases: the differential's two sides, another backend, or the embedded default.
+void set_backend(const FuzzOptions& o, fuzz::CampaignOptions& c, std::ostream& out) {
+  if (!o.differential.torch_as.empty() && !o.differential.on) throw std::invalid_argument("--torch-as: only with --differential");
+  if (o.differential.on) {
+    c.isolation.reset();
+    set_up_differential(o.backend, {true, o.differential.torch_as, o.profile}, c, out);
+  } else if (!is_embedded_default(o.backend)) {
+    c.backend = make_backend(o.backend);
+  }
+  if (o.backend.backend == "torch" && !o.differential.on) {
+    if (c.gen.profile.empty()) c.gen.profile = "torch-2.11";  // the torch as installed
+    if (!c.backend->runs_profile(c.gen.profile))
+      throw std::invalid_argument("--profile: the " + c.backend->name() + " backend runs torch-2.11 (as installed) " +
+                                  "or torch-2.9 (post_forward with PR #164009 undone), not '" + c.gen.profile + "'");
+  }
+}
+
 }  // namespace
 
 int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream& out, std::ostream& err) {
   if (!o.resume.empty()) return resume_fuzz(o, out, err);
   fuzz::CampaignOptions c;
   try {
-    if (!o.profile.empty()) semantics::Profile::named(o.profile);  // validates the name
-    if (o.world < 0 || o.world > 8) throw std::invalid_argument("--world: " + std::to_string(o.world) + " outside 1-8");
-    if (o.cases < 0) throw std::invalid_argument("--cases: negative");
-    c.gen.profile = o.profile;
-    c.gen.world = o.world;
-    if (o.max_world < 1 || o.max_world > 8)
-      throw std::invalid_argument("--max-world: " + std::to_string(o.max_world) + " outside 1-8");
-    c.gen.max_world = o.max_world;
-    c.gen.faults = o.faults || !o.fault_kinds.empty();
-    for (const auto& k : o.fault_kinds) {
-      const auto& kinds = harness::fault_kinds();
-      if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
-        throw std::invalid_argument("--fault-kinds: '" + k + "' is not a fault kind");
-      if (k == harness::name_of(harness::CollectiveFault::Kind::Abort) && o.no_isolation)
-        throw std::invalid_argument("--fault-kinds: abort ends the process; it needs isolation (drop --no-isolation)");
-    }
-    c.gen.fault_kinds = o.fault_kinds;
-    c.seed = o.seed;
-    if (o.cases > 0) c.cases = o.cases;
-    if (!o.time.empty()) c.seconds = parse_duration_seconds(o.time, "--time");
-    if (o.no_isolation) {
-      c.isolation.reset();
-    } else {
-      if (o.case_memory_mb < 64 || o.case_memory_mb > (1 << 22))
-        throw std::invalid_argument("--case-memory-mb: " + std::to_string(o.case_memory_mb) + " outside [64, 4194304]");
-      c.isolation = harness::isolation::Limits{
-          std::chrono::milliseconds(static_cast<int64_t>(parse_duration_seconds(o.case_timeout, "--case-timeout") * 1000)),
-          int64_t{o.case_memory_mb} << 20};
-    }
-    if (!c.cases && !c.seconds) c.seconds = 60;
-    c.out_dir = o.out;
-    c.keep_going = o.keep_going;
-    set_coverage_guidance(o, c);
-    c.until_row = o.until_row;
-    set_fleet(o, c);
-    c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
-    c.command = command_line;
-    c.recover = !o.backend.no_recovery;
-    if (o.backend.nproc > 0) {
-      if (o.world != 0 && o.world != o.backend.nproc)
-        throw std::invalid_argument("--world: " + std::to_string(o.world) + " differs from --nproc " +
-                                    std::to_string(o.backend.nproc));
-      c.gen.world = o.backend.nproc;  // every scenario runs on the N rank processes
-    }
-    if (o.backend.backend == "nccl" && o.backend.nproc == 0)
-      throw std::invalid_argument("--nproc: --backend nccl needs it (one rank process per GPU)");
-    if (o.backend.backend == "threads" && o.backend.device != "cpu") {
-      if (o.world > 1)
-        throw std::invalid_argument("--world: ranks as threads on " + o.backend.device +
-                                    " run world size 1 only (docs/gpu-path.md); use --backend process --nproc N");
-      c.gen.world = 1;
-    }
-    if (o.differential.on) {
-      c.isolation.reset();
-      set_up_differential(o.backend, {true, o.differential.torch_as, o.profile}, c, out);
-    } else if (!is_embedded_default(o.backend)) {
-      c.backend = make_backend(o.backend);
-    }
-    if (!o.differential.torch_as.empty() && !o.differential.on)
-      throw std::invalid_argument("--torch-as: only with --differential");
-    if (o.backend.backend == "torch" && !o.differential.on) {
-      if (c.gen.profile.empty()) c.gen.profile = "torch-2.11";  // the torch as installed
-      if (!c.backend->runs_profile(c.gen.profile))
-        throw std::invalid_argument("--profile: the " + c.backend->name() + " backend runs torch-2.11 (as installed) " +
-                                    "or torch-2.9 (post_forward with PR #164009 undone), not '" + c.gen.profile + "'");
-    }
+    plan_from_flags(o, command_line, c);
+    fuzz::check_plan(c);  // before the backend starts: a bad flag costs no torch worker
+    check_world_against_backend(o, c);
+    set_backend(o, c, out);
+    one_job_where_needed(o, c, out);
+    // --shrink-workers, or by default the jobs of a campaign that stops at its first finding: the
+    // other shards stop when one claims its failing case, so their cores are the shrink's.
+    c.shrink_workers = o.shrink_workers != 0 ? o.shrink_workers : c.keep_going ? 1 : c.jobs;
+    fuzz::check_plan(c);
   } catch (const std::exception& e) {
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
   }
-  one_job_where_needed(o, c, out);
-  set_shrink_workers(o, c);
   return campaign(c, o.reports, out, err);
 }
 

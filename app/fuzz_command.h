@@ -2,7 +2,7 @@
 // reproducer into --out, prints the command that replays it and exits 1.
 #pragma once
 
-#include "fuzz/campaign.h"
+#include "fuzz/campaign/campaign.h"
 #include "app/backend_flags.h"
 #include "app/ci_reports.h"
 #include "app/differential_setup.h"
@@ -24,7 +24,7 @@ struct FuzzOptions {
   int max_world = 8;
   std::string out = "findings";
   bool keep_going = false;
-  bool coverage_guided = false;  // fuzz/coverage_guidance.h; needs -DSHARDFUZZ_COVERAGE=ON
+  bool coverage_guided = false;  // fuzz/campaign/guidance.h; needs -DSHARDFUZZ_COVERAGE=ON
   std::string corpus;            // "": OUT/corpus
   bool faults = false;
   std::vector<std::string> fault_kinds;
@@ -36,8 +36,8 @@ struct FuzzOptions {
   std::string case_timeout = "60s";
   int case_memory_mb = 4096;
   std::string resume;  // a campaign's --out folder
-  int jobs = 0;        // 0: the cores available (fuzz/parallel_campaign.h)
-  int shrink_workers = 0;  // 0: the jobs when stopping at the first finding, else 1 (fuzz/case_pool.h)
+  int jobs = 0;        // 0: the cores available (fuzz/campaign/jobs.h)
+  int shrink_workers = 0;  // 0: the jobs when stopping at the first finding, else 1 (fuzz/campaign/case_pool.h)
   std::string shard;   // "I/N": this process's share of a fleet's campaign
   std::string findings_db;  // "": OUT/findings.db
   CiReportFlags reports;

@@ -3,7 +3,7 @@
 
 #include "app/exit_codes.h"
 #include "fuzz/gen/generate.h"
-#include "fuzz/campaign.h"
+#include "fuzz/campaign/campaign.h"
 #include "harness/scenario/format_table.h"
 #include "harness/scenario/scenario_features.h"
 #include "harness/scenario/scenario_json.h"

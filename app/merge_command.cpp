@@ -2,7 +2,7 @@
 #include "app/merge_command.h"
 
 #include "app/exit_codes.h"
-#include "fuzz/campaign_merge.h"
+#include "fuzz/campaign/merge.h"
 
 namespace shardfuzz::app {
 

@@ -1,6 +1,6 @@
 // `shardfuzz merge DIR... --out OUT`: unites the output folders of one campaign's shards (`fuzz
 // --shard I/N` on N machines) into OUT: reproducers, one campaign state and the findings databases
-// (fuzz/campaign_merge.h); prints and reports the whole as one campaign.
+// (fuzz/campaign/merge.h); prints and reports the whole as one campaign.
 #pragma once
 
 #include "app/ci_reports.h"

@@ -1,9 +1,10 @@
 // `shardfuzz shrink`.
 #include "app/shrink_command.h"
 
-#include "fuzz/campaign.h"
+#include "fuzz/campaign/campaign.h"
+#include "fuzz/campaign/write_reproducer.h"
 #include "app/exit_codes.h"
-#include "fuzz/shrink.h"
+#include "fuzz/shrink/shrink.h"
 #include "harness/reproducer.h"
 
 namespace shardfuzz::app {

@@ -1,9 +1,9 @@
 // Fuzz throughput: the standard small scenario (4 gated MoE blocks, dim 64, 4 experts, hidden 128,
 // nested experts, non-reentrant AC, wrapped head, 32 tokens, world 4, 2 SGD steps) on the threads
 // backend — the run alone, and the run plus every property (what one fuzz case costs).
-#include "fuzz/case_pool.h"
-#include "fuzz/case_runner.h"
-#include "fuzz/parallel_campaign.h"
+#include "fuzz/campaign/case_pool.h"
+#include "fuzz/campaign/case_runner.h"
+#include "fuzz/campaign/jobs.h"
 #include "harness/backends/process/process_backend.h"
 #include "harness/properties/property.h"
 #include "harness/reference/reference.h"
@@ -86,11 +86,11 @@ void BM_StandardSmallCase(benchmark::State& state) {
 BENCHMARK(BM_StandardSmallCase)->Unit(benchmark::kMillisecond)->UseRealTime()->Apply(steady);
 
 // The same case as a campaign runs it with per-case isolation (the default): in the persistent
-// worker child (fuzz/case_runner.h), the scenario and its verdict crossing the pipe each way.
+// worker child (fuzz/campaign/case_runner.h), the scenario and its verdict crossing the pipe each way.
 // Side by side with BM_StandardSmallCase in one run: the isolation's cost. One worker serves every
 // call Google Benchmark makes of this row (its warm-up, then growing iteration counts), as one
 // worker serves a campaign's thousands of cases: the timed cases are a warm worker's. A campaign
-// forks its worker before it runs anything (fuzz/case_pool.h), so the worker's heap is not the
+// forks its worker before it runs anything (fuzz/campaign/case_pool.h), so the worker's heap is not the
 // parent's: ci/bench.sh and ci/speed-gpu.sh run this row first, in a process of its own (forked
 // after other rows, the worker would copy-on-write its way through their freed heap: 781 faults
 // and 106 ms of CPU a case against 32 and 84 in-process, 2026-12-06).

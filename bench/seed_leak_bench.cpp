@@ -1,7 +1,7 @@
 // Time to find and shrink the seed leak under torch-2.9 from random generation (campaign seeds
 // 1-5, one run each): manual time = campaign start to the written reproducer; counters: cases run
 // before the finding and scenario executions shrinking took.
-#include "fuzz/campaign.h"
+#include "fuzz/campaign/campaign.h"
 #include "harness/files/temp_dir.h"
 
 #include "bench/steady_rows.h"

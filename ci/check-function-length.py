@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""No function in harness/, fuzz/ or app/ over 80 lines (the house's bound; runtime/fsdp keeps ~55).
+"""No function in harness/ over 80 lines, nor in fuzz/ or app/ over 60 (the house's bounds; runtime/fsdp
+keeps ~55; the campaign and the command line are where flat drivers live, libFuzzer-style).
 
 A function is a brace block opened at namespace level (a line that ends with '{' after a ')' or a
 'const'/'override' qualifier, outside any other function); its length is its lines, braces
@@ -11,7 +12,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIMIT = 80
+LIMITS = {"harness": 80, "fuzz": 60, "app": 60}
 OPENER = re.compile(r'\)\s*(const\s*)?(override\s*)?(noexcept\s*)?(->\s*[\w:<>,\s*&]+)?\{\s*$')
 
 
@@ -37,17 +38,17 @@ def functions(path):
 
 def main():
     bad = []
-    for floor in ("harness", "fuzz", "app"):
+    for floor, limit in LIMITS.items():
         for dirpath, _, files in os.walk(os.path.join(ROOT, floor)):
             for f in files:
                 if f.endswith((".cpp", ".hpp", ".h")):
                     path = os.path.join(dirpath, f)
                     for name, line, length in functions(path):
-                        if length > LIMIT:
+                        if length > limit:
                             bad.append(f"{os.path.relpath(path, ROOT)}:{line}: {length} lines: {name}")
     for b in bad:
         print(b)
-    print(f"check-function-length: {len(bad)} function(s) over {LIMIT} lines")
+    print(f"check-function-length: {len(bad)} function(s) over their floor's bound {LIMITS}")
     return 1 if bad else 0
 
 

@@ -38,17 +38,9 @@ void repair_fault(const harness::Scenario& sc, harness::FaultSpec& fault) {
   }
 }
 
-}  // namespace
-
-harness::Scenario repair(harness::Scenario sc) {
-  for (auto& f : sc.faults) {  // the world may have shrunk under the plan
-    if (sc.world_size > 0) f.rank = ((f.rank % sc.world_size) + sc.world_size) % sc.world_size;
-    repair_fault(sc, f);
-  }
-  if (sc.expert_shard_size < 0) sc.expert_shard_size = 0;
-  if (sc.expert_shard_size > 0 && sc.world_size > 0 && sc.world_size % sc.expert_shard_size != 0)
-    sc.expert_shard_size = std::gcd(sc.expert_shard_size, sc.world_size);
-
+// Blocks: options that need another kind or mode dropped, LoRA only on the block's linears, the
+// dims their attention and routing need, expert parallelism only where the world splits it.
+void repair_blocks(harness::Scenario& sc) {
   bool attention = false, routed = false;
   for (auto& b : sc.blocks) {
     if (b.kind != harness::BlockSpec::Kind::Moe) b.gated = false;
@@ -74,7 +66,11 @@ harness::Scenario repair(harness::Scenario sc) {
     for (std::size_t i = 0; i < sc.blocks.size(); ++i)
       if (sc.blocks[i].kind == harness::BlockSpec::Kind::RoutedMoe)
         sc.fully_shard["layers." + std::to_string(i) + ".moe.experts"].mesh = "experts";
+}
 
+// fully_shard entries: only modules that exist (and the root), on a mesh they may use, with a
+// reshard_after_forward and a shard dim their group divides, prefetching only wrapped modules.
+void repair_groups(harness::Scenario& sc) {
   const std::vector<std::string> paths = sc.module_paths();
   const std::set<std::string> modules(paths.begin(), paths.end());
   for (auto it = sc.fully_shard.begin(); it != sc.fully_shard.end();)
@@ -101,6 +97,20 @@ harness::Scenario repair(harness::Scenario sc) {
     drop_unwrapped(spec.forward_prefetch, sc);
     drop_unwrapped(spec.backward_prefetch, sc);
   }
+}
+
+}  // namespace
+
+harness::Scenario repair(harness::Scenario sc) {
+  for (auto& f : sc.faults) {  // the world may have shrunk under the plan
+    if (sc.world_size > 0) f.rank = ((f.rank % sc.world_size) + sc.world_size) % sc.world_size;
+    repair_fault(sc, f);
+  }
+  if (sc.expert_shard_size < 0) sc.expert_shard_size = 0;
+  if (sc.expert_shard_size > 0 && sc.world_size > 0 && sc.world_size % sc.expert_shard_size != 0)
+    sc.expert_shard_size = std::gcd(sc.expert_shard_size, sc.world_size);
+  repair_blocks(sc);
+  repair_groups(sc);
   return sc;
 }
 

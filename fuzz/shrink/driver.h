@@ -1,7 +1,7 @@
 // A budgeted greedy shrinker over any value type: given a value that fails, the candidate edits
 // of a value and a "still fails the same way" predicate, it walks the candidates in order, takes
 // the first that fails with the original identity, and starts again from it, until no candidate
-// does or the budget (runs, seconds) is spent. Scenarios are one instance (fuzz/shrink.h); the
+// does or the budget (runs, seconds) is spent. Scenarios are one instance (fuzz/shrink/shrink.h); the
 // driver knows nothing of them, so it is tested on integers and vectors.
 // The namespace is `shrinking`: `fuzz::shrink` is the public function.
 #pragma once

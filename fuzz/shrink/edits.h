@@ -4,7 +4,7 @@
 // declare it in edits/all.h and put it in the list where the greedy descent should try it.
 #pragma once
 
-#include "fuzz/shrink.h"
+#include "fuzz/shrink/structural_options.h"
 #include "fuzz/shrink/driver.h"
 #include "harness/scenario/scenario.h"
 

@@ -1,6 +1,6 @@
-// The public shrink API (fuzz/shrink.h) on the generic driver (driver.h): over a generator's
+// The public shrink API (fuzz/shrink/shrink.h) on the generic driver (driver.h): over a generator's
 // shrink tree, and over the catalogue of structural edits (edits.h).
-#include "fuzz/shrink.h"
+#include "fuzz/shrink/shrink.h"
 
 #include "fuzz/shrink/driver.h"
 #include "fuzz/shrink/edits.h"

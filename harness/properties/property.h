@@ -56,7 +56,7 @@ inline bool any_failure(const std::vector<Verdict>& verdicts) { return first_fai
 // The individual properties.
 Verdict check_liveness(const Scenario&, const RunRecord&);
 Verdict check_faults_detected(const Scenario&, const RunRecord&);
-// Not a check of a RunRecord: the verdict an isolated run (fuzz/case_runner.h) gives a case whose
+// Not a check of a RunRecord: the verdict an isolated run (fuzz/campaign/case_runner.h) gives a case whose
 // process died, hung past its wall-clock limit or passed its memory limit. Reproducers may expect it.
 inline constexpr const char* kProcessSurvives = "process_survives";
 Verdict check_recovers_after_fault(const Scenario&, const RunRecord&);

@@ -1,12 +1,12 @@
-// The shrink driver (fuzz/shrink.h) with a synthetic failure, over generated shrink trees
+// The shrink driver (fuzz/shrink/shrink.h) with a synthetic failure, over generated shrink trees
 // (gen::scenario) and hand-written ones (shrinkable_from, the catalogue of named edits): both
 // reach the same minimal scenario; the budget stops the driver; only failures with the original
 // identity are accepted; accepted steps are named by their edit.
-#include "fuzz/shrink.h"
+#include "fuzz/shrink/shrink.h"
 
 #include "fuzz/shrink/edits.h"
 
-#include "fuzz/campaign.h"
+#include "fuzz/campaign/campaign.h"
 
 #include "fuzz/gen/generate.h"
 #include "harness/scenario/scenario_json.h"

@@ -2,7 +2,7 @@
 // profile (as a torch whose behaviour changed would be), and the native model under its own.
 // What the real torch backend adds (the worker, the export) is tested in torch_backend_test.cpp;
 // the GPU machine runs the real thing (docs/torch-backend.md).
-#include "fuzz/campaign.h"
+#include "fuzz/campaign/campaign.h"
 #include "harness/differential/differential.h"
 #include "harness/files/temp_dir.h"
 #include "harness/reproducer.h"

@@ -4,7 +4,7 @@
 // changes nothing (parity included); the generator draws plans only when asked, and shrinking
 // drops and simplifies faults.
 #include "fuzz/gen/generate.h"
-#include "fuzz/shrink.h"
+#include "fuzz/shrink/shrink.h"
 #include "harness/properties/property.h"
 #include "harness/scenario/scenario_json.h"
 #include "harness/scenario/standard_scenarios.h"

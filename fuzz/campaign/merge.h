@@ -5,7 +5,7 @@
 // then merged finds what the unsplit campaign finds: case k is drawn from (seed, k) alone.
 #pragma once
 
-#include "fuzz/campaign_state.h"
+#include "fuzz/campaign/state.h"
 
 #include <string>
 #include <utility>

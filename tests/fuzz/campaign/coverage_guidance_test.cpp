@@ -3,9 +3,9 @@
 // edges once, sees the hits of a forked child (the persistent worker) and clears per case; a
 // guided campaign replays the corpus it finds first and spends about half of the rest on mutants.
 // The hook is called by hand here: the test binary's runtime carries no instrumentation.
-#include "fuzz/campaign.h"
+#include "fuzz/campaign/campaign.h"
 #include "fuzz/coverage/edge_map.h"
-#include "fuzz/coverage_guidance.h"
+#include "fuzz/campaign/guidance.h"
 #include "fuzz/gen/generate.h"
 #include "fuzz/mutate/mutate.h"
 #include "harness/files/temp_dir.h"
@@ -103,13 +103,13 @@ TEST(Guidance, AGuidedCampaignReplaysItsCorpusFirstThenMutatesAboutHalfTheCases)
   Guidance g(config, corpus, log);
   EXPECT_NE(log.str().find("broken.json"), std::string::npos) << log.str();
   EXPECT_NE(log.str().find("1 scenario(s) to replay first"), std::string::npos) << log.str();
-  const Guidance::Draw first = g.draw(11, 30);
-  EXPECT_EQ(first.origin, "replay of last-night.json");
+  const Draw first = g.draw(11, 30);
+  EXPECT_EQ(first.describe(), "replay of last-night.json");
   int mutants = 0;
   for (uint64_t k = 0; k < 200; ++k) {
-    const Guidance::Draw d = g.draw(case_seed(3, static_cast<int>(k)), 30);
-    mutants += d.origin.rfind("mutant of last-night.json: ", 0) == 0;
-    EXPECT_NO_THROW(d.shrinkable.value().validate()) << d.origin;
+    const Draw d = g.draw(case_seed(3, static_cast<int>(k)), 30);
+    mutants += d.describe().rfind("mutant of last-night.json: ", 0) == 0;
+    EXPECT_NO_THROW(d.shrinkable.value().validate()) << d.describe();
   }
   EXPECT_GT(mutants, 60);
   EXPECT_LT(mutants, 140);
@@ -118,10 +118,10 @@ TEST(Guidance, AGuidedCampaignReplaysItsCorpusFirstThenMutatesAboutHalfTheCases)
   hit_b();
   hit_a();
   const harness::Scenario s = generate(config, 9, 20);
-  EXPECT_GT(g.after_case(s, 7, 12345), 0);
+  EXPECT_GT(g.merge_edges(s, 7, 12345), 0);
   std::ifstream kept(corpus + "/case-7-12345.json");
   EXPECT_TRUE(kept.good());
-  EXPECT_EQ(g.after_case(s, 8, 12346), 0) << "nothing ran since: no new edges";
+  EXPECT_EQ(g.merge_edges(s, 8, 12346), 0) << "nothing ran since: no new edges";
   const nlohmann::json summary = g.summary();
   EXPECT_EQ(summary["cases_by_origin"]["replayed"], 1);
   EXPECT_NE(Guidance::describe(summary).find("fuzz: coverage: "), std::string::npos);

@@ -1,22 +1,23 @@
-// The --jobs parent: fork the shards, watch their saved states, stop them past the first finding,
+// The --jobs parent: start the shards, watch their saved states, stop them past the first finding,
 // merge.
-#include "fuzz/parallel_campaign.h"
+#include "fuzz/campaign/jobs.h"
 
-#include "fuzz/campaign_findings_db.h"
-#include "fuzz/campaign_merge.h"
+#include "fuzz/campaign/campaign.h"
+
+#include "fuzz/campaign/findings_db_sink.h"
+#include "fuzz/campaign/merge.h"
+#include "fuzz/campaign/sink.h"
 #include "harness/files/write_file.h"
+#include "harness/subprocess/child.h"
+#include "harness/subprocess/exit_status.h"
+#include "harness/subprocess/io.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -29,73 +30,49 @@ namespace shardfuzz::fuzz {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+namespace sp = harness::subprocess;
 
-// The write end of the parent's wake-up pipe, in a shard (-1 elsewhere).
-int g_wake_parent_fd = -1;
-
-// The parent's wake-up pipe's write end, for its SIGCHLD handler (-1 when none is installed).
-int g_sigchld_wake_fd = -1;
-
-void on_sigchld(int) {
-  const int saved = errno;
-  const char byte = 2;
-  [[maybe_unused]] const ssize_t n = ::write(g_sigchld_wake_fd, &byte, 1);
-  errno = saved;
+// The index written in a stop or claim file, or -1.
+long index_in(const std::string& file) {
+  std::ifstream in(file);
+  long k = -1;
+  return in >> k ? k : -1;
 }
 
-// The parent's wake-up pipe: a shard writes a byte after its claim and as it ends, and a shard's
-// exit (SIGCHLD) writes one too, since a large process takes tens of milliseconds to go after its
-// last byte.
-class WakeUps {
+// What the parent injects into a shard's loop: the shard stops before any case past the stop file's
+// index (and drops a shrink of one), and claims a failing case before its shrink, waking the parent
+// over the shard's pipe so the other shards stop now rather than once the finding is written.
+class ShardClaim : public CampaignSink {
  public:
-  WakeUps() {
-    if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
-      fds_[0] = fds_[1] = -1;  // then the parent only looks every period
-      return;
-    }
-    g_sigchld_wake_fd = fds_[1];
-    struct sigaction sa {};
-    sa.sa_handler = on_sigchld;
-    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigemptyset(&sa.sa_mask);
-    installed_ = ::sigaction(SIGCHLD, &sa, &previous_) == 0;
+  ShardClaim(std::string stop_file, std::string claim_file, int to_parent)
+      : stop_file_(std::move(stop_file)), claim_file_(std::move(claim_file)), to_parent_(to_parent) {}
+  bool stops_before(int k) const override {
+    if (stop_file_.empty()) return false;
+    const long last = index_in(stop_file_);
+    return last >= 0 && k > last;
   }
-  ~WakeUps() {
-    if (installed_) ::sigaction(SIGCHLD, &previous_, nullptr);
-    g_sigchld_wake_fd = -1;
-    for (int fd : fds_)
-      if (fd >= 0) ::close(fd);
+  void on_failing_case(int k) override {
+    if (stop_file_.empty()) return;  // --keep-going: nothing stops, nothing to claim
+    const long earlier = index_in(claim_file_);
+    if (earlier >= 0 && earlier <= k) return;
+    harness::write_file_atomically(claim_file_, std::to_string(k) + "\n");
+    wake_parent();
   }
-  WakeUps(const WakeUps&) = delete;
-  WakeUps& operator=(const WakeUps&) = delete;
-  int write_end() const { return fds_[1]; }
-  // In a shard just forked: SIGCHLD as it was (the shard's own workers wake nobody).
-  void forget_in_child() const {
-    if (installed_) ::sigaction(SIGCHLD, &previous_, nullptr);
-  }
-  // Waits until a shard writes or ends, or `period` passes, and empties the pipe.
-  void wait(std::chrono::milliseconds period) {
-    if (fds_[0] < 0) return std::this_thread::sleep_for(period);
-    pollfd p{fds_[0], POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(period.count())) <= 0) return;
-    char buf[64];
-    while (::read(fds_[0], buf, sizeof buf) > 0) {
-    }
-  }
+  void wake_parent() const { sp::write_all(to_parent_, "!", 1); }  // a full pipe wakes it already
 
  private:
-  int fds_[2] = {-1, -1};
-  bool installed_ = false;
-  struct sigaction previous_ {};
+  std::string stop_file_;
+  std::string claim_file_;
+  int to_parent_;
 };
 
 struct Shard {
   int index = 0;
   std::string dir;
-  pid_t pid = -1;
+  sp::Child child;
   enum class Health { Running, Finished, Died } health = Health::Running;
-  std::string death;  // how it died
-  int cases = 0;      // done so far, from its saved state
+  std::string death;       // how it died
+  int cases = 0;           // done so far, from its saved state
   int first_finding = -1;  // its lowest failing case index (claimed before its shrink, or written)
   int findings = 0;
 };
@@ -124,46 +101,52 @@ std::optional<CampaignOptions> options_of_shard(const CampaignOptions& o, int i)
   return s;
 }
 
-// Runs the shard in a child process writing its log into its folder; the child's pid.
-pid_t start_shard(const CampaignOptions& options, const WakeUps& wake_ups) {
-  std::filesystem::create_directories(options.out_dir);
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fuzz --jobs: fork failed for " + options.out_dir);
-  if (pid > 0) return pid;
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // the parent killed: so are its shards
-  wake_ups.forget_in_child();
-  g_wake_parent_fd = wake_ups.write_end();
+// The shard's process: its campaign with the parent's claim, its log in its folder. Exit 0 clean,
+// 1 with findings, 3 when the campaign itself failed.
+void shard_main(const CampaignOptions& options, int to_parent) {
+  ShardClaim claim(options.stop_file, options.out_dir + "/" + kFailingCaseFile, to_parent);
   int code = 0;
   {
     std::ofstream log(options.out_dir + "/fuzz.log", std::ios::app);
     try {
-      const CampaignResult r = run_campaign(options, log);
+      const CampaignResult r = run_campaign(options, log, &claim);
       code = r.findings.empty() && r.earlier_findings == 0 ? 0 : 1;
     } catch (const std::exception& e) {
       log << "fuzz: shard failed: " << e.what() << "\n";
       code = 3;
     }
   }
-  wake_parallel_parent();
+  claim.wake_parent();
+  std::fflush(nullptr);
   std::_Exit(code);
+}
+
+sp::Child start_shard(const CampaignOptions& options, int i) {
+  std::filesystem::create_directories(options.out_dir);
+  std::fflush(nullptr);
+  sp::SpawnOptions spawn;
+  spawn.who = "fuzz --jobs shard " + std::to_string(i);
+  spawn.die_with_parent = true;  // the parent killed: so are its shards, and their workers with them
+  spawn.from_child = true;       // the shard's wake-ups
+  return sp::spawn(spawn, [&](int, int to_parent) { shard_main(options, to_parent); });
 }
 
 // The shard's exit, if it has exited.
 void reap(Shard& s) {
-  int status = 0;
-  if (s.health != Shard::Health::Running || ::waitpid(s.pid, &status, WNOHANG) != s.pid) return;
-  if (WIFEXITED(status) && WEXITSTATUS(status) <= 1) {
+  if (s.health != Shard::Health::Running) return;
+  const std::optional<int> status = s.child.try_reap();
+  if (!status) return;
+  const sp::ExitStatus exit = sp::ExitStatus::from_wait(*status);
+  if (exit.code == 0 || exit.code == 1) {
     s.health = Shard::Health::Finished;
     return;
   }
   s.health = Shard::Health::Died;
-  s.death = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                : "exited with " + std::to_string(WEXITSTATUS(status)) + " (its fuzz.log says why)";
+  s.death = exit.signalled() ? exit.describe() : exit.describe() + " (its fuzz.log says why)";
 }
 
-// Reads the shard's saved state (written atomically after every case).
-void poll(Shard& s) {
+// Reads the shard's saved state (written atomically after every case) and its claim.
+void poll_state(Shard& s) {
   try {
     const CampaignState st = load_campaign_state(s.dir);
     s.cases = st.cases_run >= 0 ? st.cases_run : st.plan.shard_cases_before(st.next_case);
@@ -173,16 +156,28 @@ void poll(Shard& s) {
   } catch (const std::exception&) {
     // not written yet
   }
-  std::ifstream claim(s.dir + "/" + kFailingCaseFile);
-  int claimed = -1;
-  if (claim >> claimed && (s.first_finding < 0 || claimed < s.first_finding)) s.first_finding = claimed;
+  const long claimed = index_in(s.dir + "/" + kFailingCaseFile);
+  if (claimed >= 0 && (s.first_finding < 0 || claimed < s.first_finding)) s.first_finding = static_cast<int>(claimed);
+}
+
+// Waits until a running shard writes to its pipe or closes it, or `period` passes; empties the pipes.
+void wait_for_shards(std::vector<Shard>& shards, std::chrono::milliseconds period) {
+  std::vector<pollfd> fds;
+  for (const Shard& s : shards)
+    if (s.health == Shard::Health::Running && s.child.from_child() >= 0) fds.push_back({s.child.from_child(), POLLIN, 0});
+  if (fds.empty()) return std::this_thread::sleep_for(period);
+  if (::poll(fds.data(), fds.size(), static_cast<int>(period.count())) <= 0) return;
+  for (const pollfd& p : fds) {
+    std::string ignored;
+    if (p.revents) sp::drain(p.fd, ignored, 16);
+  }
 }
 
 class Progress {
  public:
   Progress(const CampaignOptions& o, std::ostream& out) : o_(o), out_(out), tty_(::isatty(STDOUT_FILENO) != 0) {}
   void print(const std::vector<Shard>& shards, bool final) {
-    const double t = std::chrono::duration<double>(Clock::now() - t0_).count();
+    const double t = elapsed();
     if (!final && t - last_ < (tty_ ? 0.2 : 5.0)) return;
     last_ = t;
     int cases = 0, findings = 0, running = 0, died = 0;
@@ -193,10 +188,11 @@ class Progress {
       died += s.health == Shard::Health::Died;
     }
     char line[320];
-    const std::string left = o_.seconds && !final ? ", " + std::to_string(static_cast<int>(std::max(0.0, *o_.seconds - t))) + " s left" : "";
+    const std::string left =
+        o_.seconds && !final ? ", " + std::to_string(static_cast<int>(std::max(0.0, *o_.seconds - t))) + " s left" : "";
     std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %d finding(s)%s; %d jobs: %d running, %d done, %d died",
-                  cases, t > 0 ? (cases - cases_at_start_) / t : 0.0, findings, left.c_str(), static_cast<int>(shards.size()),
-                  running, static_cast<int>(shards.size()) - running - died, died);
+                  cases, t > 0 ? (cases - cases_at_start_) / t : 0.0, findings, left.c_str(),
+                  static_cast<int>(shards.size()), running, static_cast<int>(shards.size()) - running - died, died);
     out_ << (tty_ && !final ? "\r" : "") << line << (tty_ && !final ? "" : "\n") << std::flush;
   }
   void set_start(int cases) { cases_at_start_ = cases; }
@@ -222,7 +218,8 @@ void write_stop(const CampaignOptions& o, const std::vector<Shard>& shards, int&
   written = first;
 }
 
-CampaignResult merged_result(const CampaignOptions& o, const std::vector<Shard>& shards, double elapsed, std::ostream& out) {
+// The merged state, saved as the whole campaign's (a --resume of OUT continues it).
+MergedCampaign merge_shards(const CampaignOptions& o, const std::vector<Shard>& shards, double elapsed) {
   std::vector<std::string> dirs;
   for (const Shard& s : shards)
     if (std::filesystem::exists(campaign_state_path(s.dir))) dirs.push_back(s.dir);
@@ -236,6 +233,11 @@ CampaignResult merged_result(const CampaignOptions& o, const std::vector<Shard>&
   for (const Shard& s : shards)
     if (s.health == Shard::Health::Died) m.state.finished = false;
   save_campaign_state(o.out_dir, m.state);
+  return m;
+}
+
+CampaignResult merged_result(const CampaignOptions& o, const std::vector<Shard>& shards, double elapsed, std::ostream& out) {
+  const MergedCampaign m = merge_shards(o, shards, elapsed);
   CampaignResult r;
   r.cases_run = m.cases_run;
   r.cases_this_session = m.cases_run;
@@ -248,6 +250,7 @@ CampaignResult merged_result(const CampaignOptions& o, const std::vector<Shard>&
     f.path = e.path;
     f.zoo = e.zoo;
     f.case_seed = e.case_seed;
+    f.case_index = e.case_index;
     const std::string html = e.path.substr(0, e.path.rfind(".json")) + ".html";
     if (std::filesystem::exists(html)) f.report = html;
     out << "fuzz: case " << e.case_index << " fails " << e.property << ": " << f.message << "\nfuzz: bug zoo: " << e.zoo
@@ -261,13 +264,50 @@ CampaignResult merged_result(const CampaignOptions& o, const std::vector<Shard>&
   return r;
 }
 
-}  // namespace
-
-void wake_parallel_parent() {
-  if (g_wake_parent_fd < 0) return;
-  const char byte = 1;
-  [[maybe_unused]] const ssize_t n = ::write(g_wake_parent_fd, &byte, 1);  // a full pipe wakes it already
+// The parent's own state first: `--resume OUT` must know it was a --jobs campaign. A fresh
+// campaign forgets an earlier one's stop and claims.
+void prepare(const CampaignOptions& options) {
+  if (!options.resume) {
+    std::filesystem::remove(options.out_dir + "/.stop");
+    for (int i = 0; i < options.jobs; ++i) std::filesystem::remove(job_dir(options.out_dir, i) + "/" + kFailingCaseFile);
+  }
+  CampaignState st;
+  st.plan = options;
+  if (options.resume) st = *options.resume;
+  save_campaign_state(options.out_dir, st);
 }
+
+std::vector<Shard> start_shards(const CampaignOptions& options) {
+  std::vector<Shard> shards(options.jobs);
+  for (int i = 0; i < options.jobs; ++i) {
+    Shard& s = shards[i];
+    s.index = i;
+    s.dir = job_dir(options.out_dir, i);
+    if (const auto o = options_of_shard(options, i)) s.child = start_shard(*o, i);
+    else s.health = Shard::Health::Finished;
+  }
+  return shards;
+}
+
+// Watches the shards until none runs, stopping them past the first finding.
+void watch(const CampaignOptions& options, std::vector<Shard>& shards, Progress& progress) {
+  int stop_written = -1;
+  for (;;) {
+    bool running = false;
+    for (Shard& s : shards) {
+      reap(s);
+      poll_state(s);
+      running = running || s.health == Shard::Health::Running;
+    }
+    write_stop(options, shards, stop_written);
+    if (!running) break;
+    progress.print(shards, false);
+    wait_for_shards(shards, std::chrono::milliseconds(100));
+  }
+  progress.print(shards, true);
+}
+
+}  // namespace
 
 std::string job_dir(const std::string& out_dir, int shard) { return out_dir + "/jobs/" + std::to_string(shard); }
 
@@ -286,49 +326,15 @@ CampaignResult run_parallel_campaign(const CampaignOptions& asked, std::ostream&
   CampaignFindingsDb db(options, "");
   options.findings_db = findings_db_path(options, options.out_dir);
   options.findings_run = db.run();
-  if (!options.resume) {
-    std::filesystem::remove(options.out_dir + "/.stop");
-    for (int i = 0; i < options.jobs; ++i) std::filesystem::remove(job_dir(options.out_dir, i) + "/" + kFailingCaseFile);
-  }
-  {
-    CampaignState st;  // the parent's own state first: `--resume OUT` must know it was a --jobs campaign
-    st.plan = options;
-    if (options.resume) st = *options.resume;
-    save_campaign_state(options.out_dir, st);
-  }
-  WakeUps wake_ups;
-  std::vector<Shard> shards;
-  for (int i = 0; i < options.jobs; ++i) {
-    Shard s;
-    s.index = i;
-    s.dir = job_dir(options.out_dir, i);
-    if (const auto o = options_of_shard(options, i)) s.pid = start_shard(*o, wake_ups);
-    else s.health = Shard::Health::Finished;
-    shards.push_back(std::move(s));
-  }
+  prepare(options);
+  std::vector<Shard> shards = start_shards(options);
   out << "fuzz: " << options.jobs << " jobs, each a shard of the cases (k % " << options.jobs * options.shard_count
       << "), writing into " << options.out_dir << "/jobs/\n" << std::flush;
   Progress progress(options, out);
-  for (Shard& s : shards) poll(s);
-  {
-    int before = 0;
-    for (const Shard& s : shards) before += s.cases;
-    progress.set_start(before);
-  }
-  int stop_written = -1;
-  for (;;) {
-    bool running = false;
-    for (Shard& s : shards) {
-      reap(s);
-      poll(s);
-      running = running || s.health == Shard::Health::Running;
-    }
-    write_stop(options, shards, stop_written);
-    if (!running) break;
-    progress.print(shards, false);
-    wake_ups.wait(std::chrono::milliseconds(100));
-  }
-  progress.print(shards, true);
+  int before = 0;
+  for (Shard& s : shards) poll_state(s), before += s.cases;
+  progress.set_start(before);
+  watch(options, shards, progress);
   CampaignResult r = merged_result(options, shards, progress.elapsed(), out);
   CaseRunner runner(*options.backend, options.isolation);
   r.night = db.close(runner);

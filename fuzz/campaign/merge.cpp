@@ -1,5 +1,5 @@
 // Merging shard folders: check they are one campaign's, copy their reproducers, unite the states.
-#include "fuzz/campaign_merge.h"
+#include "fuzz/campaign/merge.h"
 
 #include "fuzz/findings/findings_db.h"
 #include "harness/files/read_file.h"
@@ -30,19 +30,6 @@ std::string base_name(const std::string& path) {
 }
 
 std::string stem(const std::string& path) { return path.substr(0, path.rfind(".json")); }
-
-// Field by field, what makes two folders shards of different campaigns ("" when they agree).
-std::string plan_difference(const CampaignPlan& a, const CampaignPlan& b) {
-  if (a.seed != b.seed) return "seed: " + std::to_string(b.seed) + " vs " + std::to_string(a.seed);
-  if (a.shard_count != b.shard_count)
-    return "shard count: " + std::to_string(b.shard_count) + " vs " + std::to_string(a.shard_count);
-  if (a.cases != b.cases) return "cases: the case limits differ";
-  if (a.gen.profile != b.gen.profile) return "profile: '" + b.gen.profile + "' vs '" + a.gen.profile + "'";
-  if (a.gen.world != b.gen.world || a.gen.max_world != b.gen.max_world) return "world: the world sizes drawn differ";
-  if (a.gen.faults != b.gen.faults || a.gen.fault_kinds != b.gen.fault_kinds) return "faults: the fault plans drawn differ";
-  if (a.gen.max_blocks != b.gen.max_blocks || a.gen.max_steps != b.gen.max_steps) return "gen: the generator's limits differ";
-  return "";
-}
 
 // Copies a reproducer and what sits beside it into `out_dir`; the path it has there. A name taken
 // by another shard's different file gets the shard's index appended.

@@ -57,7 +57,7 @@ class CaseRunner {
   int workers_started() const { return worker_ ? worker_->starts() : 0; }
   pid_t worker_pid() const { return worker_ ? worker_->pid() : 0; }  // the live isolated worker's, else 0
   // Starts the isolated worker now if none is alive (fork needs this process single-threaded:
-  // fuzz/case_pool.h calls it before its threads exist).
+  // fuzz/campaign/case_pool.h calls it before its threads exist).
   void start_worker() {
     if (worker_) worker_->ensure_started();
   }

@@ -1,5 +1,5 @@
 // Recording a campaign's findings, and replaying the known ones it did not see.
-#include "fuzz/campaign_findings_db.h"
+#include "fuzz/campaign/findings_db_sink.h"
 
 #include "fuzz/findings/signature.h"
 #include "harness/files/read_file.h"
@@ -30,8 +30,11 @@ std::string findings_db_path(const CampaignPlan& plan, const std::string& out_di
   return plan.findings_db.empty() ? out_dir + "/" + kFindingsDbFile : plan.findings_db;
 }
 
-CampaignFindingsDb::CampaignFindingsDb(const CampaignOptions& o, const std::string& torch_version)
-    : db_(std::make_unique<findings::FindingsDb>(findings_db_path(o, o.out_dir))), torch_version_(torch_version) {
+CampaignFindingsDb::CampaignFindingsDb(const CampaignOptions& o, const std::string& torch_version, CaseRunner* replay_on)
+    : db_(std::make_unique<findings::FindingsDb>(findings_db_path(o, o.out_dir))),
+      whole_campaign_(o.shard_count == 1 && o.findings_run == 0),
+      replay_on_(replay_on),
+      torch_version_(torch_version) {
   if (o.findings_run > 0) {
     run_ = o.findings_run;
     owns_run_ = false;
@@ -52,6 +55,10 @@ void CampaignFindingsDb::record(const Finding& f) {
   in.reproducer_path = f.path;
   in.reproducer_size = static_cast<int64_t>(harness::to_json(f.minimal).dump().size());
   db_->record(run_, in);
+}
+
+void CampaignFindingsDb::on_end(CampaignResult& result) {
+  if (replay_on_ && whole_campaign_) result.night = close(*replay_on_);
 }
 
 harness::CampaignReport::Night CampaignFindingsDb::close(CaseRunner& runner) {

@@ -6,6 +6,7 @@
 // file given to `shardfuzz shrink`).
 #pragma once
 
+#include "fuzz/shrink/structural_options.h"
 #include "harness/scenario/scenario.h"
 
 #include <rapidcheck/Shrinkable.h>
@@ -39,7 +40,7 @@ struct ShrinkStep {
 using ShrinkProgress = std::function<void(const ShrinkStep&)>;
 
 // Speculative runs (optional): up to `width` candidates at once, their identities in the order
-// given; the caller runs them in parallel (one isolated case worker each: fuzz/case_pool.h). The
+// given; the caller runs them in parallel (one isolated case worker each: fuzz/campaign/case_pool.h). The
 // shrink ends on the scenario the one-at-a-time shrink ends on, in fewer rounds; a candidate run
 // ahead is never run again.
 struct ShrinkInParallel {
@@ -70,9 +71,6 @@ ShrinkResult shrink(const rc::Shrinkable<harness::Scenario>& start, const Failur
                     const ShrinkProgress& progress = {}, std::optional<std::string> failure = std::nullopt,
                     const ShrinkInParallel& parallel = {});
 
-struct StructuralShrinkOptions {
-  bool keep_world = false;  // never change world_size (the GPUs at hand are fixed)
-};
 
 // The same descent over the structural edits of shrinkable_from(start, options), with each step
 // named by its edit: the same steps as shrink(shrinkable_from(start, options), ...).

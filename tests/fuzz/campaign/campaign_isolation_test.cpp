@@ -3,8 +3,9 @@
 // every case, so a campaign killed with SIGKILL resumes and ends with exactly the findings of an
 // uninterrupted run, every file whole. Needs a single-threaded test process (ctest runs each test
 // in its own).
-#include "fuzz/campaign.h"
-#include "fuzz/campaign_state.h"
+#include "fuzz/campaign/campaign.h"
+#include "fuzz/campaign/write_reproducer.h"
+#include "fuzz/campaign/state.h"
 #include "harness/isolation/child_outcome.h"
 #include "harness/reproducer.h"
 #include "harness/scenario/scenario_json.h"
@@ -147,12 +148,22 @@ TEST(CampaignState, AMalformedStateFileNamesTheField) {
   EXPECT_EQ(load_campaign_state(dir.path()).next_case, 4);
   EXPECT_FALSE(load_campaign_state(dir.path()).plan.recover) << "a --no-recovery campaign resumes without recovery";
   harness::write_file_atomically(campaign_state_path(dir.path()),
-                                 R"({"schema": "shardfuzz-campaign/1", "seed": "seven"})");
+                                 R"({"schema": "shardfuzz-campaign/2", "plan": {"seed": "seven"}})");
   try {
     load_campaign_state(dir.path());
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("seed: \"seven\" has the wrong type"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(".campaign.json: plan.seed: expected an unsigned 64-bit integer, got the string \"seven\""),
+              std::string::npos)
+        << e.what();
+  }
+  harness::write_file_atomically(campaign_state_path(dir.path()),
+                                 R"({"schema": "shardfuzz-campaign/2", "plan": {"jobs": 0}, "next_case": 1})");
+  try {
+    load_campaign_state(dir.path());
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.jobs: 0 outside [1, 1024]"), std::string::npos) << e.what();
   }
   EXPECT_THROW(load_campaign_state(dir.path() + "/nowhere"), std::runtime_error);
 }

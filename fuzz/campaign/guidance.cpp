@@ -1,10 +1,10 @@
-// Coverage guidance (fuzz/coverage_guidance.h).
-#include "fuzz/coverage_guidance.h"
+// Coverage guidance (fuzz/campaign/guidance.h).
+#include "fuzz/campaign/guidance.h"
 
 #include "fuzz/coverage/edge_map.h"
 #include "fuzz/gen/generate.h"
 #include "fuzz/mutate/mutate.h"
-#include "fuzz/shrink.h"
+#include "fuzz/shrink/shrink.h"
 #include "harness/files/json_files.h"
 #include "harness/files/write_file.h"
 #include "harness/scenario/scenario_json.h"
@@ -32,8 +32,8 @@ uint64_t mixed(uint64_t x) {
 
 }  // namespace
 
-Guidance::Guidance(GenConfig gen, std::string corpus_dir, std::ostream& out)
-    : gen_(std::move(gen)), corpus_dir_(std::move(corpus_dir)) {
+Guidance::Guidance(GenConfig gen, std::string corpus_dir, std::ostream& out, std::string report_dir)
+    : gen_(std::move(gen)), corpus_dir_(std::move(corpus_dir)), out_(out), report_dir_(std::move(report_dir)) {
   if (corpus_dir_.empty() || !is_folder(corpus_dir_)) return;
   for (const std::string& file : harness::json_files_in(corpus_dir_, "corpus")) {
     try {
@@ -52,30 +52,36 @@ Guidance::Guidance(GenConfig gen, std::string corpus_dir, std::ostream& out)
   out << "fuzz: corpus " << corpus_dir_ << ": " << corpus_.size() << " scenario(s) to replay first\n";
 }
 
-Guidance::Draw Guidance::draw(uint64_t seed, int size) {
+Draw Guidance::draw(uint64_t seed, int size) {
   coverage::clear_edges();
-  if (!guided()) return {generate_shrinkable(gen_, seed, size), "generated"};
+  if (!guided()) return {generate_shrinkable(gen_, seed, size), Draw::Origin::Generated, ""};
   if (!to_replay_.empty()) {
     const Entry& e = corpus_[to_replay_.front()];
     to_replay_.pop_front();
     ++cases_by_origin_["replayed"];
-    return {shrinkable_from(e.scenario), "replay of " + e.file};
+    return {shrinkable_from(e.scenario), Draw::Origin::Replayed, e.file};
   }
   // Half of the cases mutate a corpus scenario, once there is one.
   const uint64_t r = mixed(seed);
   if (corpus_.empty() || r % 2 == 0) {
     ++cases_by_origin_["generated"];
-    return {generate_shrinkable(gen_, seed, size), "generated"};
+    return {generate_shrinkable(gen_, seed, size), Draw::Origin::Generated, ""};
   }
   const Entry& parent = corpus_[(r >> 1) % corpus_.size()];
   Mutant m = mutate(parent.scenario, seed, gen_);
   ++cases_by_origin_["mutated"];
   std::string edits;
   for (const auto& e : m.edits) edits += (edits.empty() ? "" : ", ") + e;
-  return {shrinkable_from(m.scenario), "mutant of " + parent.file + ": " + edits};
+  return {shrinkable_from(m.scenario), Draw::Origin::Mutant, parent.file + ": " + edits};
 }
 
-int Guidance::after_case(const harness::Scenario& scenario, int k, uint64_t seed) {
+void Guidance::on_end(CampaignResult&) {
+  const nlohmann::json s = summary();
+  if (!report_dir_.empty()) harness::write_file_atomically(report_dir_ + "/coverage.json", s.dump(2) + "\n");
+  out_ << describe(s) << "\n" << std::flush;
+}
+
+int Guidance::merge_edges(const harness::Scenario& scenario, int k, uint64_t seed) {
   const int fresh = coverage::merge_new_edges(seen_);
   if (fresh == 0 || !guided()) return fresh;
   const std::string file = "case-" + std::to_string(k) + "-" + std::to_string(seed % 1000000) + ".json";

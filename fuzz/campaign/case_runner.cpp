@@ -1,7 +1,7 @@
 // In-process or isolated runs of the campaign's cases, blames and verdicts. The isolated worker
 // serves JSON requests {"op": "check" | "blame" | "verdict", "scenario": {...}, "profile": P,
 // "up_to": PROPERTY}.
-#include "fuzz/case_runner.h"
+#include "fuzz/campaign/case_runner.h"
 
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"

@@ -1,11 +1,11 @@
-// Isolated case workers side by side, for the runs of a shrink that can go at once (fuzz/shrink.h,
+// Isolated case workers side by side, for the runs of a shrink that can go at once (fuzz/shrink/shrink.h,
 // ShrinkInParallel): lane 0 is the campaign's own CaseRunner, the others are made like it, each
 // with its persistent worker child. A batch runs one task per lane on threads of this process;
 // the runtime itself runs only in the workers, so the threads only wait on pipes, and every worker
 // is started (forked) before they exist: fork needs a single-threaded process.
 #pragma once
 
-#include "fuzz/case_runner.h"
+#include "fuzz/campaign/case_runner.h"
 
 #include <functional>
 #include <memory>

@@ -3,11 +3,11 @@
 // whatever N and stops at the lowest failing case without --keep-going; merge refuses folders of
 // different campaigns naming the folder and the field. Forks: needs a single-threaded test process
 // (ctest runs each test in its own).
-#include "fuzz/campaign.h"
-#include "fuzz/campaign_merge.h"
-#include "fuzz/campaign_state.h"
+#include "fuzz/campaign/campaign.h"
+#include "fuzz/campaign/merge.h"
+#include "fuzz/campaign/state.h"
 #include "fuzz/findings/findings_db.h"
-#include "fuzz/parallel_campaign.h"
+#include "fuzz/campaign/jobs.h"
 #include "harness/files/temp_dir.h"
 #include "harness/isolation/child_outcome.h"
 

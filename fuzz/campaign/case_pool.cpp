@@ -1,5 +1,5 @@
 // One thread per lane for a batch; workers started beforehand on the calling thread.
-#include "fuzz/case_pool.h"
+#include "fuzz/campaign/case_pool.h"
 
 #include <algorithm>
 #include <exception>

@@ -7,6 +7,8 @@
 // coverage, to compare with).
 #pragma once
 
+#include "fuzz/campaign/sink.h"
+#include "fuzz/campaign/source.h"
 #include "fuzz/gen/gen_config.h"
 #include "harness/scenario/scenario.h"
 
@@ -22,21 +24,22 @@
 
 namespace shardfuzz::fuzz {
 
-class Guidance {
+// A case source, and a sink that reports the campaign's coverage at its end.
+class Guidance : public CaseSource, public CampaignSink {
  public:
   // `corpus_dir` "": count edges only (no corpus, no mutants). Unreadable corpus files are named on
-  // `out` and skipped.
-  Guidance(GenConfig gen, std::string corpus_dir, std::ostream& out);
+  // `out` and skipped. `report_dir` (when given): the campaign's end writes coverage.json there.
+  Guidance(GenConfig gen, std::string corpus_dir, std::ostream& out, std::string report_dir = "");
 
-  struct Draw {
-    rc::Shrinkable<harness::Scenario> shrinkable;
-    std::string origin;  // "generated", "replay of FILE" or "mutant of FILE: edits"
-  };
   // What case k (seed, size) runs; clears the edge map for it.
-  Draw draw(uint64_t seed, int size);
+  Draw draw(uint64_t seed, int size) override;
   // After the case ran (and whatever its check ran): merges its edges; a guided campaign keeps the
-  // scenario in the corpus when it reached new ones. Returns the new edges.
-  int after_case(const harness::Scenario& scenario, int k, uint64_t seed);
+  // scenario in the corpus when it reached new ones.
+  void after_case(const harness::Scenario& scenario, int k, uint64_t seed) override { merge_edges(scenario, k, seed); }
+  // The same; returns the new edges.
+  int merge_edges(const harness::Scenario& scenario, int k, uint64_t seed);
+  // Prints the campaign's coverage and writes REPORT_DIR/coverage.json.
+  void on_end(CampaignResult&) override;
 
   bool guided() const { return !corpus_dir_.empty(); }
   int edges() const;
@@ -52,6 +55,8 @@ class Guidance {
   };
   GenConfig gen_;
   std::string corpus_dir_;
+  std::ostream& out_;
+  std::string report_dir_;
   std::vector<Entry> corpus_;
   std::deque<std::size_t> to_replay_;  // corpus entries loaded from disk, not yet run
   std::vector<uint8_t> seen_;
