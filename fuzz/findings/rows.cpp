@@ -9,8 +9,6 @@ const char* const kFindingColumns =
     "signature, property, zoo, shape, first_seen, last_seen, first_run, last_run, count, torch_version, profile, "
     "reproducer, reproducer_size, reproducer_path, status, fixed_run";
 
-const char* status_name(FindingStatus status) { return status == FindingStatus::Fixed ? "fixed" : "open"; }
-
 FindingStatus status_from_name(const std::string& name, const std::string& signature) {
   if (name == "open") return FindingStatus::Open;
   if (name == "fixed") return FindingStatus::Fixed;

@@ -1,7 +1,7 @@
 // Reading and writing rows of the findings table, with its columns spelled in one place.
 #pragma once
 
-#include "fuzz/findings/findings_db.h"
+#include "fuzz/findings/records.h"
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>

@@ -1,7 +1,7 @@
 // Creating and recognising a findings database file.
 #include "fuzz/findings/schema.h"
 
-#include "fuzz/findings/findings_db.h"
+#include "fuzz/findings/records.h"
 
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>

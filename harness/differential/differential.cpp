@@ -14,7 +14,7 @@ std::vector<semantics::Profile> candidate_profiles(const std::string& model) {
   std::vector<semantics::Profile> out;
   const semantics::Profile base = semantics::Profile::named(model);
   for (const auto& s : semantics::Profile::switches())
-    if (!(base.*(s.flag))) out.push_back(semantics::Profile::named(model + "+" + s.name));
+    if (!(base.*(s.flag))) out.push_back(base.with(s));
   for (const auto& name : semantics::Profile::names())
     if (name != model && name != "strict") out.push_back(semantics::Profile::named(name));
   return out;

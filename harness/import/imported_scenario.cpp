@@ -42,7 +42,7 @@ Dims real_dims(const ModelShape& m, const Recipe& recipe) {
   return d;
 }
 
-void use_real_widths(ImportedScenario& out, const ModelShape& m, const Recipe& recipe, bool shape_only) {
+void use_real_widths(ImportedScenario& out, const ModelShape& m, const Recipe& recipe, bool shape_only, double routing_skew) {
   Scenario& s = out.scenario;
   s.dims = real_dims(m, recipe);
   if (recipe.mixed_precision) {
@@ -62,14 +62,15 @@ void use_real_widths(ImportedScenario& out, const ModelShape& m, const Recipe& r
   } else {
     out.execution = "shape-only at the real widths (asked for)";
   }
-  s.shape_only = ShapeOnlySpec{};
-  if (m.moe.moe) out.execution += "; routing " + nn::RoutingAssumption{}.describe();
+  s.shape_only = ShapeOnlySpec{routing_skew};
+  // The routing assumed: a MoE's, or a skew asked for (stated whatever the model).
+  if (m.moe.moe || routing_skew > 0) out.execution += "; routing " + nn::RoutingAssumption{routing_skew}.describe();
 }
 
 }  // namespace
 
 ImportedScenario imported_scenario(const ModelShape& m, const Recipe& recipe, const FsdpPlan& plan, const std::string& profile,
-                                   Widths widths, bool shape_only) {
+                                   Widths widths, bool shape_only, double routing_skew) {
   if (m.layers > ScenarioLimits::kMaxBlocks)
     throw std::invalid_argument("num_hidden_layers: " + std::to_string(m.layers) + " layers; a scenario holds at most " +
                                 std::to_string(ScenarioLimits::kMaxBlocks));
@@ -117,7 +118,7 @@ ImportedScenario imported_scenario(const ModelShape& m, const Recipe& recipe, co
     if (i > 0) spec.backward_prefetch = with_experts(prev, i - 1);
   }
   if (widths == Widths::Real || shape_only)
-    use_real_widths(out, m, recipe, shape_only);
+    use_real_widths(out, m, recipe, shape_only, routing_skew);
   else
     out.execution = "with data at small widths (the real structure and schedule; bytes from the plan)";
   s.validate();

@@ -29,8 +29,10 @@ struct ImportedScenario {
 
 // Throws std::invalid_argument naming what the scenario schema cannot hold (more than
 // ScenarioLimits::kMaxBlocks layers, a world over kMaxWorld). `shape_only` forces a shape-only run
-// at real widths; otherwise one is chosen when a run with data would not fit.
+// at real widths; otherwise one is chosen when a run with data would not fit. A shape-only run
+// routes by `routing_skew` (nn::RoutingAssumption: global expert e receives a share 1/(e+1)^skew),
+// and `execution` states it.
 ImportedScenario imported_scenario(const ModelShape& m, const Recipe& recipe, const FsdpPlan& plan, const std::string& profile,
-                                   Widths widths = Widths::Small, bool shape_only = false);
+                                   Widths widths = Widths::Small, bool shape_only = false, double routing_skew = 0.0);
 
 }  // namespace shardfuzz::harness::import

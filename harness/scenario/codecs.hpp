@@ -1,10 +1,20 @@
 // The scenario's values whose JSON form is their own: reshard_after_forward ("auto", true, false or
 // an integer) and the fault plan (a flat object per fault whose "kind" says which keys it takes).
-// Internal to harness/scenario (the field visitors use them).
+// Internal to harness/scenario (the field visitors use them); the scenario's own types are below it
+// (scenario.h includes none of this, and this includes no scenario.h).
 #pragma once
 
-#include "harness/scenario/scenario.h"
+#include "harness/scenario/fault_json.h"
+#include "harness/scenario/fault_plan.h"
 #include "harness/scenario/field_visitors.hpp"
+#include "harness/scenario/scenario_limits.h"
+#include "runtime/fsdp/options.h"
+#include "runtime/semantics/profile.h"
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 namespace shardfuzz::harness::fields_detail {
 
@@ -60,12 +70,7 @@ struct Codec<semantics::Profile> {
   static void check(const std::string&, const semantics::Profile&) {}
 };
 
-// One fault as JSON: {"kind", "rank", then the kind's own keys}. The JSON stays flat (the files
-// written before the plan was typed read unchanged); the reader takes only the keys of the kind.
-nlohmann::json fault_to_json(const FaultSpec& fault);
-nlohmann::ordered_json fault_to_ordered_json(const FaultSpec& fault);
-FaultSpec fault_from_json(const json& v, const std::string& path);
-
+// One fault as JSON: fault_json.h.
 template <>
 struct Codec<std::vector<FaultSpec>> {
   static constexpr bool omit_when_empty = true;

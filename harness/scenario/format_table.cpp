@@ -4,6 +4,7 @@
 #include "harness/scenario/format_table.h"
 
 #include "harness/scenario/codecs.hpp"
+#include "harness/scenario/scenario.h"
 
 #include <sstream>
 

@@ -35,7 +35,7 @@ std::vector<Blame> blame(const Scenario& sc, const RunRecord* failing_run, const
     const ZooRow* row = row_for(s->name, sc, failing);
     if (!only_row.empty() && (!row || row->row != only_row)) continue;  // its flip could not name the row
     Scenario flipped = sc;
-    flipped.profile = semantics::Profile::named(sc.profile.without(*s));
+    flipped.profile = sc.profile.without(*s);
     const RunRecord run = run_threads(flipped);
     if (any_failure(check_properties(flipped, run))) continue;
     out.push_back({s->name, row ? row->row : "?", row && row->injected, row ? row->upstream : ""});

@@ -22,7 +22,17 @@ ParamGroup::ParamGroup(std::string name, std::vector<ShardedParam> params, Group
       mesh_(std::move(mesh)),
       options_(options),
       runtime_(runtime) {
-  runtime_.register_group(this);
+  runtime_.register_group(this, name_, [this](memory::TimelineEvent& e) { snapshot_into(e); });
+}
+
+void ParamGroup::snapshot_into(memory::TimelineEvent& e) const {
+  if (has_pending_all_gather()) {
+    e.pending_all_gather.push_back(name_);
+    e.pending_all_gather_bytes[name_] = pending_all_gather_bytes();
+  }
+  if (is_unsharded()) e.unsharded.push_back(name_);
+  e.unsharded_grad_bytes += unsharded_grad_bytes();
+  if (training_state_ == TrainingState::PostBackward) e.finished_backward.push_back(name_);
 }
 
 namespace {

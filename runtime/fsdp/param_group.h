@@ -9,6 +9,7 @@
 #include "runtime/fsdp/options.h"
 #include "runtime/fsdp/sharded_param.h"
 #include "runtime/fsdp/training_state.h"
+#include "runtime/memory/timeline.h"
 
 #include <ATen/core/Tensor.h>
 
@@ -45,6 +46,8 @@ class ParamGroup {
   bool has_pending_all_gather() const { return all_gather_result_ != nullptr; }
   int64_t unsharded_grad_bytes() const;
   int64_t pending_all_gather_bytes() const { return all_gather_result_ ? all_gather_result_->entry.bytes() : 0; }
+  // This group's part of a timeline event (what it registered with its RankRuntime).
+  void snapshot_into(memory::TimelineEvent& e) const;
   const std::vector<int>& post_forward_indices() const { return post_forward_indices_; }
   // Whether the last forward registered a pre-backward hook (strict uses it).
   bool expects_backward() const { return expects_backward_; }

@@ -1,8 +1,6 @@
 // Registry and event recording for one rank.
 #include "runtime/fsdp/rank_runtime.h"
 
-#include "runtime/fsdp/param_group.h"
-
 #include <algorithm>
 #include <chrono>
 
@@ -14,24 +12,29 @@ RankRuntime::RankRuntime(int rank, semantics::Profile profile, memory::Probe pro
   baseline_bytes_ = probe_.bytes(rank_).current;
 }
 
-void RankRuntime::register_group(ParamGroup* group) {
+void RankRuntime::register_group(ParamGroup* group, std::string name, GroupSnapshot snapshot) {
   std::lock_guard<std::mutex> lock(mu_);
-  groups_.push_back(group);
+  groups_.push_back({group, std::move(name), std::move(snapshot)});
 }
 
 void RankRuntime::unregister_group(ParamGroup* group) {
   std::lock_guard<std::mutex> lock(mu_);
-  groups_.erase(std::remove(groups_.begin(), groups_.end(), group), groups_.end());
+  groups_.erase(std::remove_if(groups_.begin(), groups_.end(), [&](const RegisteredGroup& g) { return g.group == group; }),
+                groups_.end());
 }
 
 std::vector<ParamGroup*> RankRuntime::groups() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return groups_;
+  std::vector<ParamGroup*> out;
+  out.reserve(groups_.size());
+  for (const RegisteredGroup& g : groups_) out.push_back(g.group);
+  return out;
 }
 
 ParamGroup* RankRuntime::find_group(const std::string& name) const {
-  for (ParamGroup* g : groups())
-    if (g->name() == name) return g;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const RegisteredGroup& g : groups_)
+    if (g.name == name) return g.group;
   return nullptr;
 }
 
@@ -71,14 +74,9 @@ void RankRuntime::record(const std::string& event, const std::string& group, nlo
   e.peak_bytes = bytes.peak - baseline_bytes_;
   e.reserved_bytes = probe_.reserved_bytes();
   e.ledger = ledger_->totals();
-  for (ParamGroup* g : groups()) {
-    if (g->has_pending_all_gather()) {
-      e.pending_all_gather.push_back(g->name());
-      e.pending_all_gather_bytes[g->name()] = g->pending_all_gather_bytes();
-    }
-    if (g->is_unsharded()) e.unsharded.push_back(g->name());
-    e.unsharded_grad_bytes += g->unsharded_grad_bytes();
-    if (g->training_state() == TrainingState::PostBackward) e.finished_backward.push_back(g->name());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const RegisteredGroup& g : groups_) g.snapshot(e);
   }
   for (const std::string& g : ledger_->groups_holding(memory::BufferKind::AllReduceInput))
     e.all_reduce_input_bytes[g] = ledger_->bytes(g, memory::BufferKind::AllReduceInput);

@@ -1,6 +1,7 @@
 // One rank's runtime services that the FSDP state machine reports to: its semantics profile, its
 // ledger, its timeline, and the registry of its groups (whose states every timeline event
-// snapshots: which hold a pending all-gather, which are unsharded).
+// snapshots: which hold a pending all-gather, which are unsharded). It knows a group by its name,
+// its address and the snapshot it registered, never its class (param_group.h includes this header).
 #pragma once
 
 #include "runtime/ac/checkpoint.h"
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +22,11 @@
 namespace shardfuzz::fsdp {
 
 class ParamGroup;
+
+// What a registered group adds to each timeline event: its name where it holds a pending all-gather
+// (and its bytes), is unsharded or finished backward, and its unsharded gradients' bytes. Called on
+// the recording thread with the registry locked: it reads the group's own state only.
+using GroupSnapshot = std::function<void(memory::TimelineEvent&)>;
 
 class RankRuntime {
  public:
@@ -39,7 +46,7 @@ class RankRuntime {
   int step() const { return step_; }
   void set_step(int step) { step_ = step; }
 
-  void register_group(ParamGroup* group);
+  void register_group(ParamGroup* group, std::string name, GroupSnapshot snapshot);
   void unregister_group(ParamGroup* group);
   std::vector<ParamGroup*> groups() const;
   ParamGroup* find_group(const std::string& name) const;  // nullptr when none
@@ -73,7 +80,12 @@ class RankRuntime {
   // The probe counts per rank for the whole process; events report bytes above this runtime's start.
   int64_t baseline_bytes_ = 0;
   mutable std::mutex mu_;
-  std::vector<ParamGroup*> groups_;
+  struct RegisteredGroup {
+    ParamGroup* group;
+    std::string name;
+    GroupSnapshot snapshot;
+  };
+  std::vector<RegisteredGroup> groups_;  // in registration order
   std::shared_ptr<std::atomic<RankRuntime*>> self_ = std::make_shared<std::atomic<RankRuntime*>>(this);
 };
 

@@ -1,5 +1,6 @@
-// The base profiles, the switch registry and "base+switch" composition. Adding a profile means
-// adding a base here; adding a difference means adding a switch (and its registry row).
+// The base profiles, the switch registry and "base+switch" composition (by name and as values).
+// Adding a profile means adding a base here; adding a difference means adding a switch (and its
+// registry row).
 #include "runtime/semantics/profile.h"
 
 #include <algorithm>
@@ -41,6 +42,12 @@ Profile base_profile(const std::string& name, const std::string& full) {
                                 joined(Profile::names()) + ", optionally followed by +switch)");
   }
   return p;
+}
+
+// What `strict` has for one switch ("~switch" sets it so).
+bool strict_value(bool Profile::*flag) {
+  static const Profile strict = base_profile("strict", "strict");
+  return strict.*flag;
 }
 
 }  // namespace
@@ -85,7 +92,7 @@ Profile Profile::named(const std::string& name) {
       throw std::invalid_argument("profile: unknown switch '" + tokens[i].second + "' in '" + name + "' (known: " +
                                   joined(known) + ")");
     }
-    p.*(it->flag) = tokens[i].first == '+' ? true : base_profile("strict", "strict").*(it->flag);
+    p.*(it->flag) = tokens[i].first == '+' ? true : strict_value(it->flag);
   }
   return p;
 }
@@ -101,6 +108,25 @@ std::vector<const Profile::Switch*> Profile::deviations_from_strict() const {
   return out;
 }
 
-std::string Profile::without(const Switch& s) const { return name + "~" + s.name; }
+Profile Profile::with(const Switch& s) const {
+  Profile p = *this;
+  p.name = name + "+" + s.name;
+  p.*(s.flag) = true;
+  return p;
+}
+
+Profile Profile::without(const Switch& s) const {
+  Profile p = *this;
+  p.name = name + "~" + s.name;
+  p.*(s.flag) = strict_value(s.flag);
+  return p;
+}
+
+bool Profile::operator==(const Profile& other) const {
+  if (name != other.name || base != other.base) return false;
+  for (const auto& s : switches())
+    if (this->*(s.flag) != other.*(s.flag)) return false;
+  return true;
+}
 
 }  // namespace shardfuzz::semantics

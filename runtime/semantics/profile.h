@@ -108,8 +108,15 @@ struct Profile {
   static const std::vector<Switch>& switches();
   // The switches on in this profile that `strict` does not have, i.e. the candidates to blame.
   std::vector<const Switch*> deviations_from_strict() const;
-  // The name of this profile with one switch set as strict has it ("torch-2.9~switch").
-  std::string without(const Switch& s) const;
+  // Composition as values: this profile with one switch turned on ("torch-2.9+switch"), or set as
+  // strict has it ("torch-2.9~switch"; off for every defect, on for strict's own corrections). The
+  // result's name is what named() reads back into the same profile: named(p.with(s).name) == p.with(s).
+  Profile with(const Switch& s) const;
+  Profile without(const Switch& s) const;
+
+  // Field for field: the name, the base and every switch.
+  bool operator==(const Profile& other) const;
+  bool operator!=(const Profile& other) const { return !(*this == other); }
 };
 
 }  // namespace shardfuzz::semantics
