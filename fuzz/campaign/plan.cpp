@@ -1,7 +1,7 @@
 // The plan's visitors: JSON both ways, range checks, and merge's comparison.
 #include "fuzz/campaign/plan.h"
 
-#include "fuzz/campaign/plan_codecs.hpp"
+#include "fuzz/campaign/limits_codec.hpp"
 #include "harness/scenario/fault_plan.h"
 #include "runtime/semantics/profile.h"
 

@@ -2,7 +2,7 @@
 #include "fuzz/campaign/state.h"
 
 #include "harness/files/write_file.h"
-#include "fuzz/campaign/plan_codecs.hpp"
+#include "fuzz/campaign/limits_codec.hpp"
 
 #include <nlohmann/json.hpp>
 

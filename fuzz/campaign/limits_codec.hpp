@@ -1,8 +1,8 @@
-// The plan's values whose JSON form is their own, for the house's record visitors
+// An isolated case's limits in JSON (a plan field whose form is its own), for the house's record visitors
 // (harness/scenario/field_visitors.hpp). Internal to fuzz/campaign: plan.cpp and state.cpp.
 #pragma once
 
-#include "fuzz/campaign/plan.h"
+#include "harness/isolation/child_outcome.h"
 #include "harness/scenario/field_visitors.hpp"
 
 namespace shardfuzz::harness::fields_detail {
