@@ -322,7 +322,7 @@ void run_rank(const RankRunShared& shared, const std::shared_ptr<comm::Communica
       rec.shards = shard_records(rt, *model, sc);
     }
     rt.set_step(sc.steps);
-    rt.record("teardown", "", {}, "train");
+    rt.record(memory::Event::Teardown, "", {});
     rec.timeline = rt.timeline().take_from(0);  // moved: the runtime records nothing more
   }
   rec.teardown_bytes = probe.bytes(rank).current;

@@ -31,7 +31,7 @@ std::vector<std::string> strings(const nlohmann::json& j) {
 
 std::string describe(const memory::TimelineEvent& e) {
   std::ostringstream os;
-  os << e.event << " " << e.group;
+  os << memory::name_of(e.event) << " " << e.group;
   if (!e.detail.empty()) os << " " << e.detail.dump();
   os << " pending=" << join(e.pending_all_gather) << " unsharded=" << join(e.unsharded);
   return os.str();
@@ -67,7 +67,8 @@ ConformanceResult compare_trace(const nlohmann::json& trace, const RunRecord& ru
       }
       const auto& w = want[i];
       const auto& g = got[i];
-      bool same = w.at("event").get<std::string>() == g.event && w.at("group").get<std::string>() == g.group &&
+      bool same = w.at("event").get<std::string>() == memory::name_of(g.event) &&
+                  w.at("group").get<std::string>() == g.group &&
                   strings(w.at("pending_all_gather")) == g.pending_all_gather &&
                   strings(w.at("unsharded")) == g.unsharded;
       if (same && w.contains("detail"))

@@ -11,6 +11,8 @@
 namespace shardfuzz::harness::differential {
 namespace {
 
+using memory::Category;
+using memory::Event;
 using memory::TimelineEvent;
 
 // Detail keys that are values of the run rather than of the schedule: the loss (torch draws its
@@ -38,7 +40,8 @@ Divergence at_event(const std::string& aspect, int rank, const TimelineEvent& n,
   d.index = index;
   d.native = std::move(native);
   d.torch = std::move(torch);
-  d.identity = aspect + ":" + n.event + (n.event == t.event ? "" : "/" + t.event) + (what.empty() ? "" : "." + what);
+  d.identity = aspect + ":" + memory::name_of(n.event) + (n.event == t.event ? "" : "/" + memory::name_of(t.event)) +
+               (what.empty() ? "" : "." + what);
   return d;
 }
 
@@ -114,8 +117,8 @@ std::vector<std::pair<const TimelineEvent*, int64_t>> layer_growth(const RankRec
   std::vector<std::pair<const TimelineEvent*, int64_t>> out;
   const TimelineEvent* last = nullptr;
   for (const auto& e : rank.timeline) {
-    if (e.event == "pre_backward_begin" && !last) last = &e;
-    if (e.event != "post_backward") continue;
+    if (e.event == Event::PreBackwardBegin && !last) last = &e;
+    if (e.event != Event::PostBackward) continue;
     if (last) out.emplace_back(&e, e.allocated_bytes - last->allocated_bytes);
     last = &e;
   }
@@ -166,10 +169,11 @@ std::optional<Divergence> compare_layer_bytes(const RunRecord& native, const Run
 // The native runtime also records a step's begin and the run's teardown (which the torch export
 // does not record), and fault and recovery events (which it never plans).
 std::vector<const TimelineEvent*> compared_events(const RankRecord& rank) {
-  static const std::set<std::string> native_only = {"nonfinite_grad", "step_begin", "teardown"};
+  static const std::set<Event> native_only = {Event::NonfiniteGrad, Event::StepBegin, Event::Teardown};
   std::vector<const TimelineEvent*> out;
   for (const auto& e : rank.timeline)
-    if ((e.category == "fsdp" || e.category == "train") && !native_only.count(e.event)) out.push_back(&e);
+    if ((e.category == Category::Fsdp || e.category == Category::Train) && !native_only.count(e.event))
+      out.push_back(&e);
   return out;
 }
 

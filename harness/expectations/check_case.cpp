@@ -11,6 +11,8 @@
 namespace shardfuzz::harness::expectations {
 namespace {
 
+using memory::Event;
+
 std::string quoted(const std::string& module) { return module.empty() ? "\"\" (root)" : module; }
 
 void compare_events(const ExpectedEvents& want, const RankRecord& rank, const std::vector<std::string>& record,
@@ -35,8 +37,8 @@ void compare_events(const ExpectedEvents& want, const RankRecord& rank, const st
 void compare_counts(const ExpectedCounts& want, const RankRecord& rank, std::vector<Mismatch>& out) {
   int all_gathers = 0, reduce_scatters = 0;
   for (const auto& e : phase_events(rank, want.where)) {
-    all_gathers += e.event == "all_gather_issued";
-    reduce_scatters += e.event == "post_backward";
+    all_gathers += e.event == Event::AllGatherIssued;
+    reduce_scatters += e.event == Event::PostBackward;
   }
   auto check = [&](const char* what, int expected, int got) {
     if (expected >= 0 && expected != got)

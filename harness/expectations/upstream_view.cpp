@@ -6,20 +6,21 @@
 namespace shardfuzz::harness::expectations {
 namespace {
 
-int micro_batch_of(const memory::TimelineEvent& e) { return e.detail.value("micro_batch", -1); }
+using memory::Event;
 
-bool is_marker(const memory::TimelineEvent& e, const char* name, int micro_batch) {
-  return e.category == "train" && e.event == name && (micro_batch < 0 || micro_batch_of(e) == micro_batch);
+bool is_marker(const memory::TimelineEvent& e, Event event, int micro_batch) {
+  return e.category == memory::Category::Train && e.event == event &&
+         (micro_batch < 0 || e.micro_batch().value_or(-1) == micro_batch);
 }
 
 // The train events that open and close a phase.
 bool opens(const memory::TimelineEvent& e, const PhaseRef& w) {
-  if (w.phase == "backward") return is_marker(e, "forward_end", w.micro_batch);
-  return w.micro_batch == 0 ? is_marker(e, "step_begin", -1) : is_marker(e, "backward_end", w.micro_batch - 1);
+  if (w.phase == "backward") return is_marker(e, Event::ForwardEnd, w.micro_batch);
+  return w.micro_batch == 0 ? is_marker(e, Event::StepBegin, -1) : is_marker(e, Event::BackwardEnd, w.micro_batch - 1);
 }
 
 bool closes(const memory::TimelineEvent& e, const PhaseRef& w) {
-  return is_marker(e, w.phase == "backward" ? "backward_end" : "forward_end", w.micro_batch);
+  return is_marker(e, w.phase == "backward" ? Event::BackwardEnd : Event::ForwardEnd, w.micro_batch);
 }
 
 }  // namespace
@@ -43,7 +44,7 @@ std::vector<memory::TimelineEvent> phase_events(const RankRecord& rank, const Ph
       inside = true;
       continue;
     }
-    if (inside && e.category == "fsdp") out.push_back(e);
+    if (inside && e.category == memory::Category::Fsdp) out.push_back(e);
   }
   return out;
 }
@@ -58,13 +59,12 @@ std::string upstream_module(const std::string& group) { return group == "root" ?
 
 std::optional<UpstreamEvent> to_upstream(const memory::TimelineEvent& e) {
   const std::string module = upstream_module(e.group);
-  if (e.event == "all_gather_issued") return UpstreamEvent{"unshard", module, e.detail.value("state", "")};
-  if (e.event == "reshard" && !e.detail.value("kept", false))
-    return UpstreamEvent{"reshard", module, e.detail.value("state", "")};
-  if (e.event == "post_backward") return UpstreamEvent{"post_backward", module, "POST_BACKWARD"};
-  if (e.event == "prefetch") {
-    const std::string target = upstream_module(e.detail.value("target", ""));
-    return UpstreamEvent{"prefetch", module, e.detail.contains("skipped") ? target + " (skipped)" : target};
+  if (e.event == Event::AllGatherIssued) return UpstreamEvent{"unshard", module, e.state().value_or("")};
+  if (e.event == Event::Reshard && !e.kept()) return UpstreamEvent{"reshard", module, e.state().value_or("")};
+  if (e.event == Event::PostBackward) return UpstreamEvent{"post_backward", module, "POST_BACKWARD"};
+  if (e.event == Event::Prefetch) {
+    const std::string target = upstream_module(e.prefetch_target().value_or(""));
+    return UpstreamEvent{"prefetch", module, e.skipped() ? target + " (skipped)" : target};
   }
   return std::nullopt;
 }

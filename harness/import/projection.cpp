@@ -9,6 +9,8 @@
 namespace shardfuzz::harness::import {
 namespace {
 
+using memory::Event;
+
 // Bytes of one layer's activations (the estimate): the residual stream and norms, q/k/v/o, and the
 // feed-forward's inner rows — under balanced routing each token reaches top_k experts.
 int64_t layer_activations(const ModelShape& m, int64_t tokens, int64_t bytes) {
@@ -70,7 +72,7 @@ Projection project(const RunRecord& run, const ImportedScenario& imported, const
     int position = 0;
     for (const auto& e : rank.timeline) {
       const int layer = block_index(e.group);
-      if (e.event != "post_backward" || e.step != last_step || layer < 0) continue;
+      if (e.event != Event::PostBackward || e.step != last_step || layer < 0) continue;
       ProjectedLayer row;
       row.rank = rank.rank;
       row.step = e.step;

@@ -22,9 +22,10 @@
 namespace shardfuzz::harness {
 namespace {
 
-Verdict fail(std::string message) { return {"checkpoint_policy_honoured", false, false, std::move(message)}; }
+using memory::Category;
+using memory::Event;
 
-std::size_t count(const memory::TimelineEvent& e, const char* key) { return e.detail.value(key, std::size_t{0}); }
+Verdict fail(std::string message) { return {"checkpoint_policy_honoured", false, false, std::move(message)}; }
 
 // The mode the scenario asks of the module at `path`, whether it runs with grad at all, and
 // whether backward reaches it: blocks are chained, so a later block under no_grad cuts every
@@ -46,18 +47,20 @@ std::map<std::string, Asked> asked_regions(const Scenario& sc) {
 }
 
 std::string where(const RankRecord& r, const memory::TimelineEvent& e) {
-  return "rank " + std::to_string(r.rank) + " step " + std::to_string(e.step + 1) + ", " + e.event + " of " + e.group;
+  return "rank " + std::to_string(r.rank) + " step " + std::to_string(e.step + 1) + ", " + memory::name_of(e.event) +
+         " of " + e.group;
 }
 
 // One forward report against the asked mode. "" when it holds.
 std::string check_forward(const RankRecord& r, const memory::TimelineEvent& e, ac::CheckpointMode mode) {
-  const std::size_t ran = count(e, "matmul_like_ran"), kept = count(e, "outputs_kept");
+  const auto counts = e.checkpoint_counts();
+  const int64_t ran = counts.matmul_like_ran, kept = counts.outputs_kept;
   if (mode == ac::CheckpointMode::SelectiveOps) {
     if (kept != ran)
       return where(r, e) + ": the selective_ops region kept " + std::to_string(kept) + " of the " + std::to_string(ran) +
              " matmul-like outputs its forward ran (the policy saves every matmul output; the recompute will run the rest "
              "again)";
-    if (kept > 0 && e.detail.value("bytes_kept", int64_t{0}) <= 0)
+    if (kept > 0 && counts.bytes_kept <= 0)
       return where(r, e) + ": the selective_ops region kept " + std::to_string(kept) + " matmul-like outputs of 0 bytes";
     return "";
   }
@@ -70,8 +73,9 @@ std::string check_forward(const RankRecord& r, const memory::TimelineEvent& e, a
 // A recompute against the forward it recomputes. "" when it holds.
 std::string check_recompute(const RankRecord& r, const memory::TimelineEvent& e, const memory::TimelineEvent& forward,
                             ac::CheckpointMode mode) {
-  const std::size_t ran = count(e, "matmul_like_ran"), reused = count(e, "outputs_reused");
-  const std::size_t forward_ran = count(forward, "matmul_like_ran"), kept = count(forward, "outputs_kept");
+  const auto counts = e.checkpoint_counts(), forward_counts = forward.checkpoint_counts();
+  const int64_t ran = counts.matmul_like_ran, reused = counts.outputs_reused;
+  const int64_t forward_ran = forward_counts.matmul_like_ran, kept = forward_counts.outputs_kept;
   if (mode == ac::CheckpointMode::SelectiveOps && (reused != kept || ran != 0))
     return where(r, e) + ": the selective_ops recompute reused " + std::to_string(reused) + " of the " +
            std::to_string(kept) + " matmul-like outputs its forward kept and ran " + std::to_string(ran) +
@@ -79,9 +83,9 @@ std::string check_recompute(const RankRecord& r, const memory::TimelineEvent& e,
   if (ran + reused != forward_ran)
     return where(r, e) + ": the recompute ran " + std::to_string(ran + reused) + " matmul-like ops, its forward " +
            std::to_string(forward_ran) + " (a recompute runs what its forward ran)";
-  if (mode != ac::CheckpointMode::Reentrant && count(e, "saves") != count(forward, "saves"))
-    return where(r, e) + ": the recompute refilled " + std::to_string(count(e, "saves")) + " saved tensors, its forward saved " +
-           std::to_string(count(forward, "saves"));
+  if (mode != ac::CheckpointMode::Reentrant && counts.saves != forward_counts.saves)
+    return where(r, e) + ": the recompute refilled " + std::to_string(counts.saves) + " saved tensors, its forward saved " +
+           std::to_string(forward_counts.saves);
   return "";
 }
 
@@ -90,26 +94,27 @@ std::string check_step(const std::map<std::string, Asked>& asked, const RankReco
   std::map<std::string, std::vector<memory::TimelineEvent>> unmatched;  // forwards awaiting their recompute, by region
   for (const auto& e : r.timeline) {
     if (e.step != step) continue;
-    if (e.category == "train" && e.event == "backward_end") {
+    if (e.category == Category::Train && e.event == Event::BackwardEnd) {
       for (const auto& [region, forwards] : unmatched)
         for (const auto& f : forwards)
-          if (count(f, "saves") > 0 && asked.at(region).reached && asked.at(region).mode != ac::CheckpointMode::Reentrant)
-            return where(r, f) + ": the region saved " + std::to_string(count(f, "saves")) +
+          if (const int64_t saves = f.checkpoint_counts().saves;
+              saves > 0 && asked.at(region).reached && asked.at(region).mode != ac::CheckpointMode::Reentrant)
+            return where(r, f) + ": the region saved " + std::to_string(saves) +
                    " tensors in forward but never recomputed them in the backward that followed";
       unmatched.clear();
       continue;
     }
-    if (e.category != "ac") continue;
+    if (e.category != Category::Ac) continue;
     const auto it = asked.find(e.group);
     if (it == asked.end() || it->second.mode == ac::CheckpointMode::None || !it->second.with_grad)
       return where(r, e) + ": a checkpoint region ran where the scenario asks for none" +
              (it != asked.end() && !it->second.with_grad ? " (the block runs under no_grad)" : "");
     const ac::CheckpointMode mode = it->second.mode;
-    if (e.detail.value("mode", "") != ac::to_string(mode))
+    if (e.checkpoint_mode() != ac::to_string(mode))
       return where(r, e) + ": the scenario asks for " + ac::to_string(mode) + " but the region ran as " +
-             e.detail.value("mode", "?");
+             e.checkpoint_mode().value_or("?");
     auto& forwards = unmatched[e.group];
-    if (e.event == "checkpoint_forward") {
+    if (e.event == Event::CheckpointForward) {
       if (std::string m = check_forward(r, e, mode); !m.empty()) return m;
       forwards.push_back(e);
       continue;

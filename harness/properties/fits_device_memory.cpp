@@ -21,8 +21,8 @@ Verdict check_fits_device_memory(const Scenario& sc, const RunRecord& run) {
     }
     if (first)
       return {"fits_device_memory", false, false,
-              "rank " + std::to_string(r.rank) + " step " + std::to_string(first->step + 1) + ": after " + first->event +
-                  " of " + first->group + " it holds " + std::to_string(first->allocated_bytes) +
+              "rank " + std::to_string(r.rank) + " step " + std::to_string(first->step + 1) + ": after " +
+                  memory::name_of(first->event) + " of " + first->group + " it holds " + std::to_string(first->allocated_bytes) +
                   " bytes, over its device memory of " + std::to_string(sc.device_memory_bytes) + " (peak " +
                   std::to_string(peak) + " bytes)"};
   }

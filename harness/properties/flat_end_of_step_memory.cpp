@@ -15,12 +15,15 @@
 namespace shardfuzz::harness {
 namespace {
 
+using memory::Category;
+using memory::Event;
+
 constexpr const char* kName = "flat_end_of_step_memory";
 
 std::string ledger_growth(const RankRecord& r) {
   const memory::TimelineEvent* prev = nullptr;
   for (const auto& e : r.timeline) {
-    if (e.category != "train" || e.event != "step_end") continue;
+    if (e.category != Category::Train || e.event != Event::StepEnd) continue;
     if (prev)
       for (int k = 0; k < memory::kBufferKinds; ++k) {
         const auto i = static_cast<std::size_t>(k);
@@ -42,7 +45,7 @@ std::string left_at_zero_grad(const RankRecord& r) {
       {BufferKind::Grad, "zero_grad sets every sharded gradient to None"},
       {BufferKind::ReduceScatterInput, "the step's last backward drops the pending reduce-scatter state"}};
   for (const auto& e : r.timeline) {
-    if (e.category != "train" || e.event != "zero_grad") continue;
+    if (e.category != Category::Train || e.event != Event::ZeroGrad) continue;
     for (const auto& [kind, why] : gone) {
       const int64_t held = e.ledger[static_cast<std::size_t>(kind)];
       if (held == 0) continue;
@@ -58,7 +61,7 @@ std::string allocator_drift(const RankRecord& r) {
   int64_t first = 0;
   bool have = false;
   for (const auto& e : r.timeline) {
-    if (e.category != "train" || e.event != "step_end" || e.step < 1) continue;
+    if (e.category != Category::Train || e.event != Event::StepEnd || e.step < 1) continue;
     if (!have) {
       first = e.allocated_bytes;
       have = true;

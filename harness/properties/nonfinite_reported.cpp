@@ -22,6 +22,8 @@
 namespace shardfuzz::harness {
 namespace {
 
+using memory::Event;
+
 Verdict fail(std::string message) { return {"nonfinite_reported", false, false, std::move(message)}; }
 
 // Where a module sits in forward order, at block granularity: the embedding before every block,
@@ -57,13 +59,13 @@ std::string planned(const Plan& p) {
   return os.str();
 }
 
-std::string where_of(const memory::TimelineEvent& e) { return e.detail.value("where", std::string()); }
+std::string where_of(const memory::TimelineEvent& e) { return e.nonfinite_where().value_or(""); }
 std::string group_of(const memory::TimelineEvent& e) { return e.group == "root" ? "" : e.group; }
 
 std::string describe(int rank, const memory::TimelineEvent& e, bool first) {
   std::ostringstream os;
   os << (first ? "first reported" : "then reported") << " on rank " << rank << " at step " << e.step + 1 << " in group "
-     << e.group << " (" << e.detail.value("param", std::string()) << ", " << where_of(e) << ")";
+     << e.group << " (" << e.nonfinite_param().value_or("") << ", " << where_of(e) << ")";
   return os.str();
 }
 
@@ -90,7 +92,7 @@ std::optional<Verdict> unexplained_report(const Scenario& sc, const RankRecord& 
                                           const Plan& earliest, const Plan* own) {
   bool first = true;
   for (const memory::TimelineEvent& e : r.timeline) {
-    if (e.event != "nonfinite_grad") continue;
+    if (e.event != Event::NonfiniteGrad) continue;
     const bool explained = e.step > earliest.step() || std::any_of(plans.begin(), plans.end(), [&](const Plan& p) {
                              return explains(p, r.rank, e, sc.expert_parallel);
                            });
@@ -132,7 +134,7 @@ Verdict check_nonfinite_reported(const Scenario& sc, const RunRecord& run) {
     const memory::TimelineEvent* first_report = nullptr;
     const memory::TimelineEvent* own_report = nullptr;
     for (const memory::TimelineEvent& e : r.timeline) {
-      if (e.event != "nonfinite_grad") continue;
+      if (e.event != Event::NonfiniteGrad) continue;
       if (!first_report) first_report = &e;
       if (!own_report && explains(*mine, r.rank, e, false)) own_report = &e;
     }

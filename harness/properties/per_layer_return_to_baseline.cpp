@@ -28,13 +28,17 @@
 namespace shardfuzz::harness {
 namespace {
 
+using memory::Category;
+using memory::Event;
+
 bool is_block(const std::string& group) {
   if (group.rfind("layers.", 0) != 0) return false;
   return group.find('.', 7) == std::string::npos;
 }
 
 std::string where(const RankRecord& r, const memory::TimelineEvent& e) {
-  return "rank " + std::to_string(r.rank) + " step " + std::to_string(e.step + 1) + ", " + e.event + " of " + e.group;
+  return "rank " + std::to_string(r.rank) + " step " + std::to_string(e.step + 1) + ", " + memory::name_of(e.event) +
+         " of " + e.group;
 }
 
 Verdict fail(std::string message) { return {"per_layer_return_to_baseline", false, false, std::move(message)}; }
@@ -44,8 +48,8 @@ Verdict fail(std::string message) { return {"per_layer_return_to_baseline", fals
 std::vector<std::string> backward_again(const std::vector<memory::TimelineEvent>& events, std::size_t k) {
   std::vector<std::string> out;
   for (std::size_t j = k + 1; j < events.size(); ++j) {
-    if (events[j].category == "train" && events[j].event == "backward_end") break;
-    if (events[j].event == "pre_backward_begin") out.push_back(events[j].group);
+    if (events[j].category == Category::Train && events[j].event == Event::BackwardEnd) break;
+    if (events[j].event == Event::PreBackwardBegin) out.push_back(events[j].group);
   }
   return out;
 }
@@ -57,8 +61,8 @@ bool contains(const std::vector<std::string>& v, const std::string& x) { return 
 bool never_consumed(const std::vector<memory::TimelineEvent>& events, std::size_t k, const std::string& g) {
   for (std::size_t j = k + 1; j < events.size(); ++j) {
     if (contains(events[j].pending_all_gather, g)) continue;
-    return events[j].event == "finalize_backward" && events[j].group == g &&
-           events[j].detail.value("dropped_pending_all_gather", false);
+    return events[j].event == Event::FinalizeBackward && events[j].group == g &&
+           events[j].dropped_pending_all_gather();
   }
   return false;
 }
@@ -181,9 +185,9 @@ std::string dropped_at_finalize(const RankRecord& r, const std::vector<memory::T
   for (std::size_t j = k; j-- > 0;) {
     const auto& before = events[j];
     if (bytes == 0 && before.pending_all_gather_bytes.count(e.group)) bytes = before.pending_all_gather_bytes.at(e.group);
-    if (before.event == "post_backward" && is_block(before.group)) ++blocks_after;
-    if (before.event == "prefetch" && before.detail.value("target", "") == e.group) {
-      issued = "by " + before.group + "'s " + before.detail.value("pass", "") + " prefetch";
+    if (before.event == Event::PostBackward && is_block(before.group)) ++blocks_after;
+    if (before.event == Event::Prefetch && before.prefetch_target() == e.group) {
+      issued = "by " + before.group + "'s " + before.prefetch_pass().value_or("") + " prefetch";
       break;
     }
   }
@@ -205,12 +209,12 @@ std::string check_step(const Scenario& sc, const RunRecord& run, const RankRecor
   const memory::TimelineEvent* first_in_pass = nullptr;
   for (std::size_t k = 0; k < events.size(); ++k) {
     const auto& e = events[k];
-    if (e.category == "ac") continue;  // a checkpoint region's report, within the phase
-    if (e.category != "fsdp") {
+    if (e.category == Category::Ac) continue;  // a checkpoint region's report, within the phase
+    if (e.category != Category::Fsdp) {
       prev_block = first_in_pass = nullptr;  // a new phase (micro-batch forward or backward): compare within one backward only
       continue;
     }
-    if (e.event == "post_backward") {
+    if (e.event == Event::PostBackward) {
       if (std::string m = ledger_at_post_backward(r, events, k); !m.empty()) return m;
       if (run.observed.ledger) {
         if (!first_in_pass) first_in_pass = &e;
@@ -222,7 +226,7 @@ std::string check_step(const Scenario& sc, const RunRecord& run, const RankRecor
         prev_block = &e;
       }
     }
-    if (e.event == "finalize_backward" && e.detail.value("dropped_pending_all_gather", false))
+    if (e.event == Event::FinalizeBackward && e.dropped_pending_all_gather())
       return dropped_at_finalize(r, events, k);
   }
   return "";

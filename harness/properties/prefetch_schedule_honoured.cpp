@@ -32,6 +32,9 @@
 namespace shardfuzz::harness {
 namespace {
 
+using memory::Category;
+using memory::Event;
+
 using Events = std::vector<memory::TimelineEvent>;
 constexpr const char* kName = "prefetch_schedule_honoured";
 constexpr const char* kExplicitIssuer = "(forward state)";  // how explicit prefetches are labelled
@@ -115,24 +118,24 @@ class RankCheck {
 
  private:
   std::string step(const memory::TimelineEvent& e) {
-    if (e.category == "train") {
-      if (e.event == "backward_end") {  // the final callback: every state IDLE
+    if (e.category == Category::Train) {
+      if (e.event == Event::BackwardEnd) {  // the final callback: every state IDLE
         model_.in_pre_backward.clear();
         model_.backward_done.clear();
       }
-      if (e.event == "step_begin" && recovered_at(e.step)) model_.reset();  // reset_after_fault cleared it all
+      if (e.event == Event::StepBegin && recovered_at(e.step)) model_.reset();  // reset_after_fault cleared it all
       return "";
     }
-    if (e.category != "fsdp") return "";
-    if (e.event == "all_gather_issued") return duplicate_all_gather(e);
-    if (e.event == "prefetch") return prefetch_outcome(e);
-    if (e.event == "post_forward") return recorded_forward(e);
-    if (e.event == "pre_forward") return forward_list_honoured(e);
-    if (e.event == "pre_backward_begin") return pre_backward(e);
-    if (e.event == "post_backward") post_backward(e);
-    if (e.event == "reshard" && !e.detail.value("kept", false)) model_.gathered.erase(e.group);
-    if (e.event == "reset_after_fault") model_.gathered.erase(e.group);
-    if (e.event == "finalize_backward") {
+    if (e.category != Category::Fsdp) return "";
+    if (e.event == Event::AllGatherIssued) return duplicate_all_gather(e);
+    if (e.event == Event::Prefetch) return prefetch_outcome(e);
+    if (e.event == Event::PostForward) return recorded_forward(e);
+    if (e.event == Event::PreForward) return forward_list_honoured(e);
+    if (e.event == Event::PreBackwardBegin) return pre_backward(e);
+    if (e.event == Event::PostBackward) post_backward(e);
+    if (e.event == Event::Reshard && !e.kept()) model_.gathered.erase(e.group);
+    if (e.event == Event::ResetAfterFault) model_.gathered.erase(e.group);
+    if (e.event == Event::FinalizeBackward) {
       model_.indices[e.group].clear();
       model_.post_forward_order.clear();  // cleared after every group's finalize; no forward runs between
       model_.in_pre_backward.erase(e.group);
@@ -157,10 +160,10 @@ class RankCheck {
   // The index of the target's next pre_backward in this pass, if no forward of it comes first.
   std::optional<std::size_t> next_backward(const std::string& target) const {
     for (std::size_t j = k_ + 1; j < ev_.size(); ++j) {
-      if (ev_[j].category == "train" && ev_[j].event == "backward_end") break;
+      if (ev_[j].category == Category::Train && ev_[j].event == Event::BackwardEnd) break;
       if (ev_[j].group != target) continue;
-      if (ev_[j].event == "pre_forward") break;
-      if (ev_[j].event == "pre_backward_begin") return j;
+      if (ev_[j].event == Event::PreForward) break;
+      if (ev_[j].event == Event::PreBackwardBegin) return j;
     }
     return std::nullopt;
   }
@@ -171,13 +174,13 @@ class RankCheck {
 
   std::string where(const memory::TimelineEvent& e) const {
     return "rank " + std::to_string(r_.rank) + " step " + std::to_string(e.step + 1) + ", event #" + std::to_string(k_) +
-           " " + e.event + " of " + e.group;
+           " " + memory::name_of(e.event) + " of " + e.group;
   }
 
   const memory::TimelineEvent* before() const { return k_ == 0 ? nullptr : &ev_[k_ - 1]; }
 
   std::string duplicate_all_gather(const memory::TimelineEvent& e) {
-    const std::string state = e.detail.value("state", "?");
+    const std::string state = e.state().value_or("?");
     const auto earlier = model_.gathered.find(e.group);
     const bool gathered_before = earlier != model_.gathered.end();
     const std::size_t earlier_at = gathered_before ? earlier->second : 0;
@@ -189,13 +192,13 @@ class RankCheck {
     }
     if (gathered_before)
       return again + "; its all-gather at event #" + std::to_string(earlier_at) + " (state " +
-             ev_[earlier_at].detail.value("state", "?") +
+             ev_[earlier_at].state().value_or("?") +
              ") was not resharded, finalized or dropped by a policy that allows it since: it was thrown away";
     return "";
   }
 
   std::string recorded_forward(const memory::TimelineEvent& e) {
-    if (e.detail.value("in_backward", false) && !p_.records_forward_in_backward) return "";
+    if (e.in_backward() && !p_.records_forward_in_backward) return "";
     model_.indices[e.group].push_back(static_cast<int>(model_.post_forward_order.size()));
     model_.post_forward_order.push_back(e.group);
     model_.in_pre_backward.erase(e.group);
@@ -205,15 +208,15 @@ class RankCheck {
   // A prefetch that was not skipped all-gathers a sharded target at once; a skip is strict's guard
   // and only of a target that finished backward or runs none later in this pass.
   std::string prefetch_outcome(const memory::TimelineEvent& e) const {
-    const std::string target = e.detail.value("target", "");
-    const std::string pass = e.detail.value("pass", "");
+    const std::string target = e.prefetch_target().value_or("");
+    const std::string pass = e.prefetch_pass().value_or("");
     const std::string issuer = e.group == kExplicitIssuer ? "an explicit " + pass + " list" : e.group;
-    if (e.detail.contains("skipped")) return skipped_prefetch(e, issuer, target);
+    if (e.skipped()) return skipped_prefetch(e, issuer, target);
     const memory::TimelineEvent* prev = before();
     if (!prev || contains(prev->unsharded, target) || contains(prev->pending_all_gather, target)) return "";
     const std::string state = pass == "backward" ? "PRE_BACKWARD" : "FORWARD";
-    const bool gathered = k_ + 1 < ev_.size() && ev_[k_ + 1].event == "all_gather_issued" &&
-                          ev_[k_ + 1].group == target && ev_[k_ + 1].detail.value("state", "") == state;
+    const bool gathered = k_ + 1 < ev_.size() && ev_[k_ + 1].event == Event::AllGatherIssued &&
+                          ev_[k_ + 1].group == target && ev_[k_ + 1].state() == state;
     if (gathered) return "";
     return "missing prefetch: " + issuer + " prefetched " + target + " (sharded, nothing pending) but no all-gather in " +
            state + " followed";
@@ -221,7 +224,7 @@ class RankCheck {
 
   std::string skipped_prefetch(const memory::TimelineEvent& e, const std::string& issuer,
                                const std::string& target) const {
-    const std::string why = e.detail.value("skipped", "");
+    const std::string why = e.skipped().value_or("");
     if (!p_.skips_pointless_prefetch)
       return issuer + " skipped its prefetch of " + target + " (\"" + why + "\"), a guard this profile does not have";
     const memory::TimelineEvent* prev = before();
@@ -242,9 +245,9 @@ class RankCheck {
     std::vector<std::string> out;
     for (std::size_t j = from; j < end; ++j) {
       const memory::TimelineEvent& x = ev_[j];
-      if (x.event == "all_gather_issued") continue;
-      if (x.event != "prefetch" || x.group != issuer || x.detail.value("pass", "") != pass) break;
-      out.push_back(x.detail.value("target", ""));
+      if (x.event == Event::AllGatherIssued) continue;
+      if (x.event != Event::Prefetch || x.group != issuer || x.prefetch_pass() != pass) break;
+      out.push_back(x.prefetch_target().value_or(""));
     }
     return out;
   }
@@ -264,7 +267,7 @@ class RankCheck {
 
   std::string pre_backward(const memory::TimelineEvent& e) {
     std::size_t end = k_ + 1;
-    while (end < ev_.size() && !(ev_[end].event == "pre_backward_end" && ev_[end].group == e.group)) ++end;
+    while (end < ev_.size() && !(ev_[end].event == Event::PreBackwardEnd && ev_[end].group == e.group)) ++end;
     if (end == ev_.size()) return "";  // the run stopped inside the hook
     const bool first = model_.in_pre_backward.insert(e.group).second;
     const std::vector<std::string>* list = p_.backward_of(e.group);
@@ -295,7 +298,8 @@ class RankCheck {
     }
     std::vector<std::string> implicit;
     for (std::size_t j = k_ + 1; j < end; ++j)
-      if (ev_[j].event == "prefetch" && ev_[j].group == e.group) implicit.push_back(ev_[j].detail.value("target", ""));
+      if (ev_[j].event == Event::Prefetch && ev_[j].group == e.group)
+        implicit.push_back(ev_[j].prefetch_target().value_or(""));
     if (!expected && implicit.empty()) return "";
     if (expected && implicit.size() == 1 && implicit.front() == *expected) return "";
     if (!expected) {
@@ -324,7 +328,7 @@ Verdict check_prefetch_schedule_honoured(const Scenario& sc, const RunRecord& ru
   std::set<std::string> groups;  // states with a group of their own: those that record events
   for (const RankRecord& r : run.ranks)
     for (const auto& e : r.timeline)
-      if (e.category == "fsdp" && e.event == "pre_forward") groups.insert(e.group);
+      if (e.category == Category::Fsdp && e.event == Event::PreForward) groups.insert(e.group);
   const Policy policy = Policy::of(sc, groups);
   for (const RankRecord& r : run.ranks) {
     std::string finding = RankCheck(policy, r).first_finding();

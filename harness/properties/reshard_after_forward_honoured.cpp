@@ -19,6 +19,8 @@
 namespace shardfuzz::harness {
 namespace {
 
+using memory::Event;
+
 bool asked_to_reshard(const std::string& path, const ShardSpec& spec) {
   using Kind = fsdp::ReshardAfterForward::Kind;
   switch (spec.reshard_after_forward.kind) {
@@ -62,7 +64,7 @@ std::string post_forward_slices_kept(const PostForwardSlices& expected, const Ra
   const int64_t held = e.ledger[static_cast<std::size_t>(memory::BufferKind::ShardedPostForward)];
   if (held == expected.bytes) return "";
   return "rank " + std::to_string(r.rank) + " step " + std::to_string(step + 1) + ": after " +
-         (e.event == "eval_forward_end" ? "the no_grad evaluation forward" : "the forward") + ", " +
+         (e.event == Event::EvalForwardEnd ? "the no_grad evaluation forward" : "the forward") + ", " +
          memory::to_string(memory::BufferKind::ShardedPostForward) + " holds " + std::to_string(held) +
          " bytes, expected " + std::to_string(expected.bytes) + " (" +
          (expected.groups.empty() ? std::string("no group has an int reshard_after_forward between 1 and its shard group's size")
@@ -83,9 +85,9 @@ Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord
   for (const RankRecord& r : run.ranks) {
     const PostForwardSlices slices = expected_post_forward_slices(sc, r);  // the same after every forward
     for (int step = 0; step < sc.steps; ++step) {
-      for (const auto& e : r.events_of_step(step, "train")) {
-        if (e.event != "forward_end" && e.event != "eval_forward_end") continue;
-        std::string& slot = e.event == "eval_forward_end" ? evaluation : training;
+      for (const auto& e : r.events_of_step(step, memory::Category::Train)) {
+        if (e.event != Event::ForwardEnd && e.event != Event::EvalForwardEnd) continue;
+        std::string& slot = e.event == Event::EvalForwardEnd ? evaluation : training;
         if (!slot.empty()) continue;
         if (run.observed.ledger) slot = post_forward_slices_kept(slices, r, e, step);
         if (!slot.empty()) continue;
@@ -96,7 +98,7 @@ Verdict check_reshard_after_forward_honoured(const Scenario& sc, const RunRecord
           if (keep && !holds_parameters(r, group)) continue;
           const bool unsharded = std::find(e.unsharded.begin(), e.unsharded.end(), group) != e.unsharded.end();
           if (unsharded == keep) continue;
-          const std::string which = e.event == "eval_forward_end" ? "the no_grad evaluation forward" : "the forward";
+          const std::string which = e.event == Event::EvalForwardEnd ? "the no_grad evaluation forward" : "the forward";
           slot = "rank " + std::to_string(r.rank) + " step " + std::to_string(step + 1) + ": after " + which +
                  ", group " + group + " (reshard_after_forward=" + spec.reshard_after_forward.describe() +
                  (path.empty() ? ", the root" : "") + ") " +

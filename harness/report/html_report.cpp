@@ -22,6 +22,9 @@
 namespace shardfuzz::harness {
 namespace {
 
+using memory::Category;
+using memory::Event;
+
 using json = nlohmann::json;
 
 std::string group_label(const std::string& g) { return g.empty() ? "root" : g; }
@@ -33,7 +36,7 @@ int plotted_step(const Scenario& sc, const RunRecord& run) {
     for (const RankRecord& r : run.ranks) {
       const auto events = r.events_of_step(step);
       all = all && std::any_of(events.begin(), events.end(),
-                               [](const memory::TimelineEvent& e) { return e.event == "post_backward"; });
+                               [](const memory::TimelineEvent& e) { return e.event == Event::PostBackward; });
     }
     if (all) return step;
   }
@@ -49,7 +52,7 @@ int64_t explained(const memory::TimelineEvent& e) {
 json rank_series(const RankRecord& r, int step, const std::set<std::string>& culprits) {
   std::vector<memory::TimelineEvent> rows;
   for (const auto& e : r.events_of_step(step))
-    if (e.event == "post_backward") rows.push_back(e);
+    if (e.event == Event::PostBackward) rows.push_back(e);
   json kinds = json::object();
   const auto pending = static_cast<std::size_t>(memory::BufferKind::PendingAllGather);
   for (int k = 0; k < memory::kBufferKinds; ++k) {
@@ -165,7 +168,7 @@ std::vector<std::string> culprit_groups(const RunRecord& run, const std::vector<
   std::set<std::string> stale;
   for (const RankRecord& r : run.ranks)
     for (const auto& e : r.timeline)
-      if (e.event == "post_backward")
+      if (e.event == Event::PostBackward)
         for (const std::string& g : e.stale_all_gathers()) stale.insert(g);
   if (!stale.empty()) return {stale.begin(), stale.end()};
   const Verdict* failed = first_failure(verdicts);
@@ -173,7 +176,7 @@ std::vector<std::string> culprit_groups(const RunRecord& run, const std::vector<
   std::set<std::string> groups;
   for (const RankRecord& r : run.ranks)
     for (const auto& e : r.timeline)
-      if (e.category == "fsdp" && !e.group.empty()) groups.insert(e.group);
+      if (e.category == Category::Fsdp && !e.group.empty()) groups.insert(e.group);
   std::vector<std::string> named;
   for (const std::string& g : groups) {
     const auto at = failed->message.find(g);

@@ -7,8 +7,9 @@
 #include <stdexcept>
 
 namespace shardfuzz::harness {
-
 namespace {
+
+using memory::Event;
 
 LayerRow row_of(const memory::TimelineEvent& e) {
   LayerRow row;
@@ -27,7 +28,7 @@ LayerRow row_of(const memory::TimelineEvent& e) {
 std::vector<LayerRow> group_table(const RankRecord& rank, int step) {
   std::vector<LayerRow> rows;
   for (const auto& e : rank.events_of_step(step))
-    if (e.event == "post_backward") rows.push_back(row_of(e));
+    if (e.event == Event::PostBackward) rows.push_back(row_of(e));
   return rows;
 }
 
@@ -38,7 +39,7 @@ std::vector<LayerRow> layer_table(const RankRecord& rank, int step, int blocks) 
     const std::string group = "layers." + std::to_string(i);
     const memory::TimelineEvent* hit = nullptr;
     for (const auto& e : events)
-      if (e.event == "post_backward" && e.group == group) hit = &e;  // the last one (catch-all if any)
+      if (e.event == Event::PostBackward && e.group == group) hit = &e;  // the last one (catch-all if any)
     if (!hit)
       throw std::runtime_error("layer table: no post_backward of '" + group + "' on rank " + std::to_string(rank.rank) +
                                " in step " + std::to_string(step));

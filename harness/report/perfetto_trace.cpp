@@ -11,6 +11,8 @@ namespace shardfuzz::harness {
 namespace {
 
 using json = nlohmann::json;
+using memory::Category;
+using memory::Event;
 using memory::TimelineEvent;
 
 constexpr int kTrainThread = 0;
@@ -45,8 +47,8 @@ class RankTrace {
     const double ts = e.at_ns > 0 ? static_cast<double>(e.at_ns - origin_ns_) / 1000.0 : static_cast<double>(index);
     last_ts_ = std::max(last_ts_, ts);
     close_consumed_all_gathers(e, ts);
-    if (e.category == "train") train(e, ts);
-    else if (e.category == "recovery") recovery(e, ts);
+    if (e.category == Category::Train) train(e, ts);
+    else if (e.category == Category::Recovery) recovery(e, ts);
     else fsdp(e, ts);
     counters(e, ts);
     last_ = e;
@@ -101,66 +103,67 @@ class RankTrace {
 
   void train(const TimelineEvent& e, double ts) {
     const std::string step = "step " + std::to_string(e.step + 1);
-    if (e.event == "step_begin") {
+    if (e.event == Event::StepBegin) {
       open(kTrainThread, step, ts);
       phase_begin_ = ts;
       return;
     }
-    static const std::map<std::string, std::string> phases = {{"forward_end", "forward"},
-                                                              {"backward_end", "backward"},
-                                                              {"optimizer_step", "optimizer step"},
-                                                              {"zero_grad", "zero_grad"},
-                                                              {"eval_forward_end", "eval forward"}};
+    static const std::map<Event, std::string> phases = {{Event::ForwardEnd, "forward"},
+                                                        {Event::BackwardEnd, "backward"},
+                                                        {Event::OptimizerStep, "optimizer step"},
+                                                        {Event::ZeroGrad, "zero_grad"},
+                                                        {Event::EvalForwardEnd, "eval forward"}};
     if (auto it = phases.find(e.event); it != phases.end()) {
       out_.push_back({{"name", it->second}, {"ph", "X"}, {"pid", rank_}, {"tid", kTrainThread}, {"ts", phase_begin_},
                       {"dur", std::max(0.0, ts - phase_begin_)}, {"args", args_of(e)}});
       phase_begin_ = ts;
       return;
     }
-    if (e.event == "step_end") {
-      if (!close(kTrainThread, step, ts, args_of(e))) instant(kTrainThread, e.event, ts, args_of(e));
+    if (e.event == Event::StepEnd) {
+      if (!close(kTrainThread, step, ts, args_of(e))) instant(kTrainThread, memory::name_of(e.event), ts, args_of(e));
       return;
     }
-    instant(kTrainThread, e.event, ts, args_of(e));
+    instant(kTrainThread, memory::name_of(e.event), ts, args_of(e));
   }
 
   void recovery(const TimelineEvent& e, double ts) {
-    if (e.event == "recovered") {
+    if (e.event == Event::Recovered) {
       // The failed run ends here: every slice still open belonged to it.
       for (auto& [tid, stack] : open_)
         while (!stack.empty()) close_top(tid, ts, {{"failed_run", true}});
-      instant(kTrainThread, "recovered", ts, args_of(e));
+      instant(kTrainThread, memory::name_of(e.event), ts, args_of(e));
       return;
     }
-    instant(thread_of(e.group), e.event, ts, args_of(e));
+    instant(thread_of(e.group), memory::name_of(e.event), ts, args_of(e));
   }
 
   void fsdp(const TimelineEvent& e, double ts) {
     const int tid = thread_of(e.group);
-    const bool in_backward = e.detail.is_object() && e.detail.value("in_backward", false);
-    if (e.event == "pre_forward") {
+    const bool in_backward = e.in_backward();
+    if (e.event == Event::PreForward) {
       open(tid, in_backward ? "recompute" : "forward", ts);
-    } else if (e.event == "post_forward") {
-      if (!close(tid, "recompute", ts) && !close(tid, "forward", ts)) instant(tid, e.event, ts, args_of(e));
-    } else if (e.event == "pre_backward_begin") {
+    } else if (e.event == Event::PostForward) {
+      if (!close(tid, "recompute", ts) && !close(tid, "forward", ts))
+        instant(tid, memory::name_of(e.event), ts, args_of(e));
+    } else if (e.event == Event::PreBackwardBegin) {
       open(tid, "backward", ts);
-    } else if (e.event == "post_backward") {
+    } else if (e.event == Event::PostBackward) {
       if (!close(tid, "backward", ts)) instant(tid, "post_backward (catch-all)", ts, args_of(e));
-    } else if (e.event == "all_gather_issued") {
+    } else if (e.event == Event::AllGatherIssued) {
       const auto bytes = e.pending_all_gather_bytes.find(e.group);
       AllGather ag{next_id_++, bytes == e.pending_all_gather_bytes.end() ? 0 : bytes->second, "all_gather " + e.group};
       json args = {{"bytes", ag.bytes}};
       // A prefetch records itself just before the all-gather it issues: the slice is the prefetch.
-      if (last_.event == "prefetch" && last_.detail.is_object() && last_.detail.value("target", "") == e.group) {
+      if (last_.event == Event::Prefetch && last_.prefetch_target() == e.group) {
         ag.name = "prefetch all_gather " + e.group;
         args["issuer"] = last_.group;
-        args["pass"] = last_.detail.value("pass", "");
+        args["pass"] = last_.prefetch_pass().value_or("");
       }
       out_.push_back({{"name", ag.name}, {"cat", "all_gather"}, {"ph", "b"}, {"id", ag.id}, {"pid", rank_}, {"tid", tid},
                       {"ts", ts}, {"args", args}});
       all_gathers_[e.group] = std::move(ag);
-    } else if (e.event != "pre_backward_end") {
-      instant(tid, e.event, ts, args_of(e));  // reshard, prefetch, finalize_backward, nonfinite_grad
+    } else if (e.event != Event::PreBackwardEnd) {
+      instant(tid, memory::name_of(e.event), ts, args_of(e));  // reshard, prefetch, finalize_backward, ...
     }
   }
 

@@ -64,7 +64,7 @@ struct RankRecord {
   nlohmann::json device_snapshot;
   std::string error;                // what this rank failed with (empty: it completed)
   double failed_at_seconds = -1;    // since the run's start, when it failed (-1: it did not)
-  std::vector<memory::TimelineEvent> events_of_step(int step, const std::string& category = "fsdp") const;
+  std::vector<memory::TimelineEvent> events_of_step(int step, memory::Category category = memory::Category::Fsdp) const;
 };
 
 // What a backend could observe. The native runtime sees everything. PyTorch's FSDP2 (the torch

@@ -6,6 +6,7 @@
 namespace shardfuzz::harness::zoo {
 namespace {
 
+using memory::Event;
 using D = Discriminator;
 
 bool has_reentrant_block(const Scenario& sc) {
@@ -23,7 +24,7 @@ bool root_unsharded_after_eval_forward(const Scenario& sc, const RunRecord& run)
   if (raf.kind != Kind::True && !(raf.kind == Kind::Int && raf.n != 1)) return false;
   for (const RankRecord& r : run.ranks)
     for (const auto& e : r.timeline)
-      if (e.event == "eval_forward_end" && std::count(e.unsharded.begin(), e.unsharded.end(), "root")) return true;
+      if (e.event == Event::EvalForwardEnd && std::count(e.unsharded.begin(), e.unsharded.end(), "root")) return true;
   return false;
 }
 
@@ -34,9 +35,9 @@ StrayPrefetch first_stray_prefetch(const RunRecord& run) {
   for (const RankRecord& r : run.ranks) {
     for (std::size_t k = 0; k < r.timeline.size(); ++k) {
       const auto& e = r.timeline[k];
-      if (e.event != "prefetch" || e.detail.contains("skipped")) continue;
-      const std::string target = e.detail.value("target", "");
-      const std::string pass = e.detail.value("pass", "");
+      if (e.event != Event::Prefetch || e.skipped()) continue;
+      const std::string target = e.prefetch_target().value_or("");
+      const std::string pass = e.prefetch_pass().value_or("");
       const bool finished =
           std::find(e.finished_backward.begin(), e.finished_backward.end(), target) != e.finished_backward.end();
       if (pass == "forward" && finished) return StrayPrefetch::ForwardDuringRecompute;
@@ -44,8 +45,11 @@ StrayPrefetch first_stray_prefetch(const RunRecord& run) {
       if (finished) return StrayPrefetch::BackwardOfFinished;
       // Never consumed if the target has no pre_backward later in this step's backward.
       bool consumed = false;
-      for (std::size_t j = k + 1; j < r.timeline.size() && r.timeline[j].step == e.step; ++j)
-        if (r.timeline[j].group == target && r.timeline[j].event.rfind("pre_backward", 0) == 0) consumed = true;
+      for (std::size_t j = k + 1; j < r.timeline.size() && r.timeline[j].step == e.step; ++j) {
+        const Event later = r.timeline[j].event;
+        if (r.timeline[j].group == target && (later == Event::PreBackwardBegin || later == Event::PreBackwardEnd))
+          consumed = true;
+      }
       if (!consumed) return StrayPrefetch::BackwardOfNeverBackward;
     }
   }

@@ -242,10 +242,6 @@ at::Tensor reentrant(const RegionFn& fn, const at::Tensor& input, const std::str
 
 CheckpointCounters& checkpoint_counters() { return t_counters; }
 
-const char* to_string(RegionReport::Pass pass) {
-  return pass == RegionReport::Pass::Forward ? "checkpoint_forward" : "checkpoint_recompute";
-}
-
 RegionObserverGuard::RegionObserverGuard(RegionObserver observer)
     : previous_(std::exchange(t_observer, std::make_shared<const RegionObserver>(std::move(observer)))) {}
 RegionObserverGuard::~RegionObserverGuard() { t_observer = std::move(previous_); }

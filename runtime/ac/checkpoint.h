@@ -72,7 +72,6 @@ struct RegionReport {
   int64_t bytes_kept = 0;           // their bytes
   std::size_t outputs_reused = 0;   // recompute: kept outputs handed back instead of computed
 };
-const char* to_string(RegionReport::Pass pass);
 using RegionObserver = std::function<void(const RegionReport&)>;
 
 // Makes `observer` this thread's for the guard's lifetime. A region keeps the observer that was

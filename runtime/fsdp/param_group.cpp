@@ -102,7 +102,7 @@ at::Tensor ParamGroup::persistent_buffer() {
 // --- forward -----------------------------------------------------------------------------------
 
 at::Tensor ParamGroup::pre_forward(const at::Tensor& input) {
-  runtime_.record("pre_forward", name_, {{"in_backward", compat::in_backward()}});
+  runtime_.record(memory::Event::PreForward, name_, {{"in_backward", compat::in_backward()}});
   training_state_ = TrainingState::Forward;
   expects_backward_ = false;
   unshard();
@@ -117,7 +117,7 @@ void ParamGroup::post_forward() {
     record_post_forward();
   }
   training_state_ = TrainingState::Idle;
-  runtime_.record("post_forward", name_, {{"in_backward", compat::in_backward()}});
+  runtime_.record(memory::Event::PostForward, name_, {{"in_backward", compat::in_backward()}});
 }
 
 void ParamGroup::record_post_forward() {
@@ -145,14 +145,14 @@ at::Tensor ParamGroup::register_post_backward_hook(const at::Tensor& input) {
 // --- backward ----------------------------------------------------------------------------------
 
 void ParamGroup::pre_backward(bool default_prefetch) {
-  runtime_.record("pre_backward_begin", name_);
+  runtime_.record(memory::Event::PreBackwardBegin, name_);
   if (training_state_ != TrainingState::PreBackward) {  // the first output's hook wins
     training_state_ = TrainingState::PreBackward;
     unshard();  // a no-op when prefetched
     wait_for_unshard();
     if (default_prefetch) backward_prefetch();
   }
-  runtime_.record("pre_backward_end", name_);
+  runtime_.record(memory::Event::PreBackwardEnd, name_);
 }
 
 void ParamGroup::backward_prefetch() {
@@ -174,10 +174,10 @@ void ParamGroup::prefetch_unshard(ParamGroup& target, Pass pass, const std::stri
   const bool pointless = pass == Pass::Backward && (finished || !target.expects_backward_);
   if (profile.prefetch_skips_groups_without_pending_backward && pointless) {
     detail["skipped"] = finished ? "target already finished backward" : "target will not run backward";
-    target.runtime_.record("prefetch", issuer, std::move(detail));
+    target.runtime_.record(memory::Event::Prefetch, issuer, std::move(detail));
     return;
   }
-  target.runtime_.record("prefetch", issuer, std::move(detail));
+  target.runtime_.record(memory::Event::Prefetch, issuer, std::move(detail));
   const TrainingState saved = target.training_state_;
   target.training_state_ = pass == Pass::Backward ? TrainingState::PreBackward : TrainingState::Forward;
   try {
@@ -208,9 +208,11 @@ void ParamGroup::post_backward() {
   // The first non-finite gradient, where it appeared: in this rank's contribution, or arriving
   // through the reduce-scatter from a peer's.
   if (!reduced.nonfinite_before.empty())
-    runtime_.record("nonfinite_grad", name_, {{"param", reduced.nonfinite_before}, {"where", "before_reduce_scatter"}});
+    runtime_.record(memory::Event::NonfiniteGrad, name_,
+                    {{"param", reduced.nonfinite_before}, {"where", "before_reduce_scatter"}});
   else if (!reduced.nonfinite_after.empty())
-    runtime_.record("nonfinite_grad", name_, {{"param", reduced.nonfinite_after}, {"where", "after_reduce_scatter"}});
+    runtime_.record(memory::Event::NonfiniteGrad, name_,
+                    {{"param", reduced.nonfinite_after}, {"where", "after_reduce_scatter"}});
   if (reduced.reduce_scatter && ctx_) ctx_->reduce_scatter_states.push_back(std::move(reduced.reduce_scatter));
   if (reduced.all_reduce) {
     if (runtime_.profile().all_reduce_state_per_group || !ctx_)
@@ -219,7 +221,7 @@ void ParamGroup::post_backward() {
       ctx_->all_reduce_state = std::move(reduced.all_reduce);
   }
   if (runtime_.profile().free_unconsumed_all_gather_at_post_backward) drop_unconsumed_all_gathers();
-  runtime_.record("post_backward", name_);
+  runtime_.record(memory::Event::PostBackward, name_);
 }
 
 void ParamGroup::drop_unconsumed_all_gathers() {
@@ -234,7 +236,7 @@ void ParamGroup::finalize_backward() {
   all_gather_result_.reset();  // a prefetch nobody waited for: freed only now upstream
   all_reduce_state_.reset();
   post_forward_indices_.clear();
-  runtime_.record("finalize_backward", name_, {{"dropped_pending_all_gather", dropped}});
+  runtime_.record(memory::Event::FinalizeBackward, name_, {{"dropped_pending_all_gather", dropped}});
 }
 
 void ParamGroup::reset_after_fault() {
@@ -255,7 +257,7 @@ void ParamGroup::reset_after_fault() {
   post_forward_indices_.clear();
   expects_backward_ = false;
   end_backward_pass();
-  runtime_.record("reset_after_fault", name_, std::move(detail), "recovery");
+  runtime_.record(memory::Event::ResetAfterFault, name_, std::move(detail));
 }
 
 // --- unshard / reshard -------------------------------------------------------------------------
@@ -276,7 +278,7 @@ void ParamGroup::unshard() {
       all_gather_flat(inputs, params_.front().param_dtype(), comm, persistent, runtime_.ledger_ptr(), name_);
   // The state the all-gather was issued in (FORWARD or PRE_BACKWARD; a prefetch's pass), as
   // upstream's tests record each unshard that is not a no-op.
-  runtime_.record("all_gather_issued", name_, {{"state", to_string(training_state_)}});
+  runtime_.record(memory::Event::AllGatherIssued, name_, {{"state", to_string(training_state_)}});
 }
 
 void ParamGroup::wait_for_unshard() {
@@ -310,17 +312,17 @@ void ParamGroup::reshard() {
   if (training_state_ == TrainingState::Forward) {
     if (!reshard_after_forward()) {
       detail["kept"] = true;
-      runtime_.record("reshard", name_, std::move(detail));
+      runtime_.record(memory::Event::Reshard, name_, std::move(detail));
       return;
     }
     if (uses_post_forward_mesh()) {
       to_sharded_post_forward();
-      runtime_.record("reshard", name_, std::move(detail));
+      runtime_.record(memory::Event::Reshard, name_, std::move(detail));
       return;
     }
   }
   to_sharded();
-  runtime_.record("reshard", name_, std::move(detail));
+  runtime_.record(memory::Event::Reshard, name_, std::move(detail));
 }
 
 void ParamGroup::to_sharded() {

@@ -46,25 +46,25 @@ ac::RegionObserver RankRuntime::checkpoint_observer() {
     auto alive = self.lock();
     RankRuntime* rt = alive ? alive->load() : nullptr;
     if (!rt) return;
-    rt->record(ac::to_string(r.pass), r.where,
+    rt->record(r.pass == ac::RegionReport::Pass::Forward ? memory::Event::CheckpointForward
+                                                         : memory::Event::CheckpointRecompute,
+               r.where,
                {{"mode", ac::to_string(r.mode)},
                 {"saves", r.saves},
                 {"matmul_like_ran", r.matmul_like_ran},
                 {"outputs_kept", r.outputs_kept},
                 {"bytes_kept", r.bytes_kept},
-                {"outputs_reused", r.outputs_reused}},
-               "ac");
+                {"outputs_reused", r.outputs_reused}});
   };
 }
 
-void RankRuntime::record(const std::string& event, const std::string& group, nlohmann::json detail,
-                         const std::string& category) {
+void RankRuntime::record(memory::Event event, const std::string& group, nlohmann::json detail) {
   if (!timeline_enabled_) return;
   memory::TimelineEvent e;
   e.event = event;
   e.group = group;
   e.detail = std::move(detail);
-  e.category = category;
+  e.category = memory::category_of(event);
   e.rank = rank_;
   e.step = step_;
   e.at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())

@@ -51,10 +51,9 @@ class RankRuntime {
   std::vector<ParamGroup*> groups() const;
   ParamGroup* find_group(const std::string& name) const;  // nullptr when none
 
-  // Appends one timeline event with the memory picture right now (allocator bytes relative to
-  // when this runtime was created).
-  void record(const std::string& event, const std::string& group, nlohmann::json detail = nlohmann::json::object(),
-              const std::string& category = "fsdp");
+  // Appends one timeline event, under its category (memory::category_of), with the memory picture
+  // right now (allocator bytes relative to when this runtime was created).
+  void record(memory::Event event, const std::string& group, nlohmann::json detail = nlohmann::json::object());
   // Off: record() keeps nothing (the benchmarks' measure of what the timeline costs; the
   // properties need it on).
   void set_timeline_enabled(bool enabled) { timeline_enabled_ = enabled; }

@@ -3,9 +3,66 @@
 
 #include <algorithm>
 #include <iterator>
+#include <type_traits>
 #include <utility>
 
 namespace shardfuzz::memory {
+namespace {
+
+// The detail's value at `key` when it is there with type T; nothing otherwise.
+template <class T>
+std::optional<T> detail_value(const nlohmann::json& detail, const char* key) {
+  if (!detail.is_object()) return std::nullopt;
+  const auto it = detail.find(key);
+  if (it == detail.end()) return std::nullopt;
+  bool typed = false;
+  if constexpr (std::is_same_v<T, std::string>)
+    typed = it->is_string();
+  else if constexpr (std::is_same_v<T, bool>)
+    typed = it->is_boolean();
+  else
+    typed = it->is_number_integer();
+  if (!typed) return std::nullopt;
+  return it->get<T>();
+}
+
+[[noreturn]] void unknown_name(const nlohmann::json& j, const char* field, const std::string& value,
+                               const std::string& known) {
+  throw nlohmann::json::other_error::create(
+      501, std::string("'") + field + "': unknown name '" + value + "' (known: " + known + ")", &j);
+}
+
+}  // namespace
+
+Event event_field(const nlohmann::json& j, const char* field) {
+  const std::string name = j.at(field).get<std::string>();
+  if (auto event = event_from_name(name)) return *event;
+  unknown_name(j, field, name, known_event_names());
+}
+
+Category category_field(const nlohmann::json& j, const char* field) {
+  const std::string name = j.at(field).get<std::string>();
+  if (auto category = category_from_name(name)) return *category;
+  unknown_name(j, field, name, known_category_names());
+}
+
+std::optional<std::string> TimelineEvent::prefetch_target() const { return detail_value<std::string>(detail, "target"); }
+std::optional<std::string> TimelineEvent::prefetch_pass() const { return detail_value<std::string>(detail, "pass"); }
+std::optional<std::string> TimelineEvent::skipped() const { return detail_value<std::string>(detail, "skipped"); }
+std::optional<std::string> TimelineEvent::state() const { return detail_value<std::string>(detail, "state"); }
+bool TimelineEvent::kept() const { return detail_value<bool>(detail, "kept").value_or(false); }
+bool TimelineEvent::in_backward() const { return detail_value<bool>(detail, "in_backward").value_or(false); }
+bool TimelineEvent::dropped_pending_all_gather() const {
+  return detail_value<bool>(detail, "dropped_pending_all_gather").value_or(false);
+}
+std::optional<int> TimelineEvent::micro_batch() const { return detail_value<int>(detail, "micro_batch"); }
+std::optional<std::string> TimelineEvent::nonfinite_param() const { return detail_value<std::string>(detail, "param"); }
+std::optional<std::string> TimelineEvent::nonfinite_where() const { return detail_value<std::string>(detail, "where"); }
+std::optional<std::string> TimelineEvent::checkpoint_mode() const { return detail_value<std::string>(detail, "mode"); }
+TimelineEvent::CheckpointCounts TimelineEvent::checkpoint_counts() const {
+  auto count = [this](const char* key) { return detail_value<int64_t>(detail, key).value_or(0); };
+  return {count("saves"), count("matmul_like_ran"), count("outputs_kept"), count("bytes_kept"), count("outputs_reused")};
+}
 
 int64_t TimelineEvent::ledger_total() const {
   int64_t sum = 0;
@@ -39,9 +96,9 @@ nlohmann::json TimelineEvent::to_json() const {
   nlohmann::json kinds = nlohmann::json::object();
   for (int k = 0; k < kBufferKinds; ++k)
     if (ledger[k] != 0) kinds[to_string(static_cast<BufferKind>(k))] = ledger[k];
-  nlohmann::json j = {{"event", event},
+  nlohmann::json j = {{"event", name_of(event)},
                       {"group", group},
-                      {"category", category},
+                      {"category", name_of(category)},
                       {"rank", rank},
                       {"step", step},
                       {"at_ns", at_ns},
@@ -61,9 +118,9 @@ nlohmann::json TimelineEvent::to_json() const {
 
 TimelineEvent TimelineEvent::from_json(const nlohmann::json& j) {
   TimelineEvent e;
-  e.event = j.at("event").get<std::string>();
+  e.event = event_field(j);
   e.group = j.at("group").get<std::string>();
-  e.category = j.at("category").get<std::string>();
+  e.category = category_field(j);
   e.rank = j.at("rank").get<int>();
   e.step = j.at("step").get<int>();
   e.at_ns = j.at("at_ns").get<int64_t>();
@@ -97,14 +154,14 @@ std::vector<TimelineEvent> Timeline::events() const {
 }
 
 std::vector<TimelineEvent> events_of_step(const std::vector<TimelineEvent>& events, int step,
-                                          const std::string& category) {
+                                          Category category) {
   std::vector<TimelineEvent> out;
   for (const auto& e : events)
     if (e.step == step && e.category == category) out.push_back(e);
   return out;
 }
 
-std::vector<TimelineEvent> Timeline::events_of_step(int step, const std::string& category) const {
+std::vector<TimelineEvent> Timeline::events_of_step(int step, Category category) const {
   std::lock_guard<std::mutex> lock(mu_);
   return memory::events_of_step(events_, step, category);
 }

@@ -128,8 +128,8 @@ double run_step_with_recovery(const std::function<double()>& step_fn, int step, 
     const int recoveries = world.recover_world();
     failure.recovered_at = Clock::now();
     runtime.set_step(step);
-    runtime.record("recovered", "", {{"attempt", attempt}, {"recoveries", recoveries}, {"error", failure.message}},
-                   "recovery");
+    runtime.record(memory::Event::Recovered, "",
+                   {{"attempt", attempt}, {"recoveries", recoveries}, {"error", failure.message}});
     failure.events = runtime.timeline().take_from(first_event);
     if (options.on_recovery) options.on_recovery(std::move(failure));
   }

@@ -29,7 +29,7 @@ void set_is_last_backward(nn::Module& model, bool is_last) {
 double train_step(nn::Module& model, const StepPlan& plan, const BatchFn& batch, const LossFn& loss_fn,
                   ShardedOptimizer* optimizer, fsdp::RankRuntime& runtime, int step) {
   runtime.set_step(step);
-  runtime.record("step_begin", "", {}, "train");
+  runtime.record(memory::Event::StepBegin, "", {});
   double total = 0;
   for (int m = 0; m < plan.micro_batches; ++m) {
     at::Tensor loss;
@@ -37,7 +37,7 @@ double train_step(nn::Module& model, const StepPlan& plan, const BatchFn& batch,
       at::Tensor l = loss_fn(model(batch(m, f)));
       loss = loss.defined() ? nn::ops::add(loss, l) : l;
     }
-    runtime.record("forward_end", "", {{"micro_batch", m}}, "train");
+    runtime.record(memory::Event::ForwardEnd, "", {{"micro_batch", m}});
     // A shape-only run's loss has no value: NaN says so (its properties skip what needs values).
     total += loss.is_meta() ? std::numeric_limits<double>::quiet_NaN() : loss.item<double>();
     if (plan.micro_batches > 1) {
@@ -45,22 +45,22 @@ double train_step(nn::Module& model, const StepPlan& plan, const BatchFn& batch,
       loss = nn::ops::scale(loss, 1.0 / plan.micro_batches);
     }
     torch::autograd::backward({loss});
-    runtime.record("backward_end", "", {{"micro_batch", m}}, "train");
+    runtime.record(memory::Event::BackwardEnd, "", {{"micro_batch", m}});
   }
   if (optimizer) {
     optimizer->step();
-    runtime.record("optimizer_step", "", {}, "train");
+    runtime.record(memory::Event::OptimizerStep, "", {});
     optimizer->zero_grad();
-    runtime.record("zero_grad", "", {}, "train");
+    runtime.record(memory::Event::ZeroGrad, "", {});
   }
   if (plan.eval_forward) {
     torch::autograd::AutoGradMode no_grad(false);
     at::Tensor out = model(batch(plan.micro_batches, 0));
     (void)out;
-    runtime.record("eval_forward_end", "", {}, "train");
+    runtime.record(memory::Event::EvalForwardEnd, "", {});
   }
   const double value = total / plan.micro_batches;
-  runtime.record("step_end", "", {{"loss", value}}, "train");
+  runtime.record(memory::Event::StepEnd, "", {{"loss", value}});
   return value;
 }
 

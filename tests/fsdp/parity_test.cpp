@@ -132,7 +132,7 @@ TEST(ReshardAfterForwardInt, KeepsAHalfSliceAfterForward) {
   ASSERT_TRUE(run.ok()) << run.error;
   bool seen = false;
   for (const auto& e : run.ranks[0].events_of_step(0))
-    if (e.event == "post_forward" && e.group == "layers.0") {
+    if (e.event == memory::Event::PostForward && e.group == "layers.0") {
       seen = true;
       EXPECT_GT(e.ledger[static_cast<int>(memory::BufferKind::ShardedPostForward)], 0);
       EXPECT_EQ(std::count(e.unsharded.begin(), e.unsharded.end(), "layers.0"), 0);

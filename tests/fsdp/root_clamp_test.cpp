@@ -26,9 +26,9 @@ std::pair<bool, bool> root_after_forward(const std::string& profile) {
   EXPECT_TRUE(run.ok()) << run.error;
   bool unsharded = false, kept = false;
   for (const auto& e : run.ranks.at(0).timeline) {
-    if (e.event == "reshard" && e.group == "root" && e.detail.value("state", "") == "FORWARD")
+    if (e.event == memory::Event::Reshard && e.group == "root" && e.detail.value("state", "") == "FORWARD")
       kept = e.detail.value("kept", false);
-    if (e.event == "forward_end") {
+    if (e.event == memory::Event::ForwardEnd) {
       unsharded = std::count(e.unsharded.begin(), e.unsharded.end(), "root") > 0;
       break;
     }

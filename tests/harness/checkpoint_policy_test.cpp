@@ -13,6 +13,8 @@
 namespace shardfuzz::harness {
 namespace {
 
+using memory::Event;
+
 Scenario every_mode() {
   Scenario sc = standard_small_scenario("strict");
   sc.world_size = 2;
@@ -41,7 +43,7 @@ class CheckpointPolicy : public ::testing::Test {
     return check_checkpoint_policy_honoured(*sc_, run);
   }
   // The first event of rank 0's step 1 with this name and region.
-  static std::vector<memory::TimelineEvent>::iterator find(std::vector<memory::TimelineEvent>& tl, const std::string& event,
+  static std::vector<memory::TimelineEvent>::iterator find(std::vector<memory::TimelineEvent>& tl, Event event,
                                                            const std::string& region) {
     for (auto it = tl.begin(); it != tl.end(); ++it)
       if (it->step == 0 && it->event == event && it->group == region) return it;
@@ -61,14 +63,15 @@ TEST_F(CheckpointPolicy, EachModeReportsItsForwardAndRecomputeAndPasses) {
   EXPECT_TRUE(v.ok && !v.skipped) << v.message;
   std::map<std::string, int> forwards, recomputes;
   for (const auto& e : run_->ranks[0].timeline) {
-    if (e.category != "ac" || e.step != 0) continue;
-    (e.event == "checkpoint_forward" ? forwards : recomputes)[e.group]++;
-    if (e.group == "layers.3" && e.event == "checkpoint_forward") {
+    if (e.category != memory::Category::Ac || e.step != 0) continue;
+    (e.event == Event::CheckpointForward ? forwards : recomputes)[e.group]++;
+    if (e.group == "layers.3" && e.event == Event::CheckpointForward) {
       EXPECT_GT(e.detail.at("outputs_kept").get<int>(), 0);
       EXPECT_EQ(e.detail.at("outputs_kept"), e.detail.at("matmul_like_ran"));
       EXPECT_GT(e.detail.at("bytes_kept").get<int64_t>(), 0);
     }
-    if (e.group == "layers.3" && e.event == "checkpoint_recompute") EXPECT_EQ(e.detail.at("matmul_like_ran"), 0);
+    if (e.group == "layers.3" && e.event == Event::CheckpointRecompute)
+      EXPECT_EQ(e.checkpoint_counts().matmul_like_ran, 0);
   }
   EXPECT_EQ(forwards.count("layers.0"), 0u) << "no region where none was asked";
   for (const char* region : {"layers.1", "layers.2", "layers.3"}) {
@@ -79,7 +82,7 @@ TEST_F(CheckpointPolicy, EachModeReportsItsForwardAndRecomputeAndPasses) {
 
 TEST_F(CheckpointPolicy, ASelectiveRegionThatKeepsNothingIsAFinding) {
   const Verdict v = edited([](auto& tl) {
-    auto it = find(tl, "checkpoint_forward", "layers.3");
+    auto it = find(tl, Event::CheckpointForward, "layers.3");
     it->detail["outputs_kept"] = 0;
     it->detail["bytes_kept"] = 0;
   });
@@ -91,7 +94,7 @@ TEST_F(CheckpointPolicy, ASelectiveRegionThatKeepsNothingIsAFinding) {
 
 TEST_F(CheckpointPolicy, ASelectiveRecomputeThatRunsTheMatmulsAgainIsAFinding) {
   const Verdict v = edited([](auto& tl) {
-    auto it = find(tl, "checkpoint_recompute", "layers.3");
+    auto it = find(tl, Event::CheckpointRecompute, "layers.3");
     it->detail["matmul_like_ran"] = it->detail["outputs_reused"];
     it->detail["outputs_reused"] = 0;
   });
@@ -102,7 +105,7 @@ TEST_F(CheckpointPolicy, ASelectiveRecomputeThatRunsTheMatmulsAgainIsAFinding) {
 }
 
 TEST_F(CheckpointPolicy, TheWrongModeIsAFinding) {
-  const Verdict v = edited([](auto& tl) { find(tl, "checkpoint_forward", "layers.3")->detail["mode"] = "non_reentrant"; });
+  const Verdict v = edited([](auto& tl) { find(tl, Event::CheckpointForward, "layers.3")->detail["mode"] = "non_reentrant"; });
   EXPECT_FALSE(v.ok);
   EXPECT_NE(v.message.find("the scenario asks for selective_ops but the region ran as non_reentrant"), std::string::npos)
       << v.message;
@@ -110,25 +113,25 @@ TEST_F(CheckpointPolicy, TheWrongModeIsAFinding) {
 
 TEST_F(CheckpointPolicy, ARecomputeTwiceOrNeverIsAFinding) {
   Verdict twice = edited([](auto& tl) {
-    auto it = find(tl, "checkpoint_recompute", "layers.1");
+    auto it = find(tl, Event::CheckpointRecompute, "layers.1");
     tl.insert(it, *it);
   });
   EXPECT_FALSE(twice.ok);
   EXPECT_NE(twice.message.find("checkpoint_recompute of layers.1: a recompute with no forward left"), std::string::npos)
       << twice.message;
-  Verdict never = edited([](auto& tl) { tl.erase(find(tl, "checkpoint_recompute", "layers.1")); });
+  Verdict never = edited([](auto& tl) { tl.erase(find(tl, Event::CheckpointRecompute, "layers.1")); });
   EXPECT_FALSE(never.ok);
   EXPECT_NE(never.message.find("checkpoint_forward of layers.1: the region saved"), std::string::npos) << never.message;
   EXPECT_NE(never.message.find("never recomputed"), std::string::npos) << never.message;
   // A recompute that runs other ops than its forward.
-  Verdict other = edited([](auto& tl) { find(tl, "checkpoint_recompute", "layers.2")->detail["matmul_like_ran"] = 99; });
+  Verdict other = edited([](auto& tl) { find(tl, Event::CheckpointRecompute, "layers.2")->detail["matmul_like_ran"] = 99; });
   EXPECT_FALSE(other.ok);
   EXPECT_NE(other.message.find("the recompute ran 99 matmul-like ops"), std::string::npos) << other.message;
 }
 
 TEST_F(CheckpointPolicy, ARegionWhereNoneWasAskedIsAFinding) {
   const Verdict v = edited([](auto& tl) {
-    auto it = find(tl, "checkpoint_forward", "layers.1");
+    auto it = find(tl, Event::CheckpointForward, "layers.1");
     memory::TimelineEvent stray = *it;
     stray.group = "layers.0";
     tl.insert(it, stray);

@@ -41,7 +41,7 @@ nlohmann::json schedule(const RankRecord& r) {
 void expect_allocator_follows_ledger(const RankRecord& r, int64_t tolerance) {
   const memory::TimelineEvent* prev = nullptr;
   for (const auto& e : r.timeline) {
-    if (e.event != "post_backward" || e.category != "fsdp") continue;
+    if (e.event != memory::Event::PostBackward || e.category != memory::Category::Fsdp) continue;
     if (prev && e.step == prev->step) {
       const int64_t grew = e.allocated_bytes - prev->allocated_bytes;
       const int64_t explained = (e.ledger_total() + e.unsharded_grad_bytes) - (prev->ledger_total() + prev->unsharded_grad_bytes);

@@ -134,7 +134,7 @@ TEST(Differential, AnEventOnlyOneSideHasIsALengthDivergence) {
   events.erase(events.begin() + (compared_events(torch.ranks[0]).back() - events.data()));
   RunRecord without_teardown = native;
   without_teardown.ranks[0].timeline.pop_back();
-  ASSERT_EQ(native.ranks[0].timeline.back().event, "teardown");
+  ASSERT_EQ(native.ranks[0].timeline.back().event, memory::Event::Teardown);
   EXPECT_FALSE(first_divergence(sc, native, sc, without_teardown));
   const auto d = first_divergence(sc, native, sc, torch);
   ASSERT_TRUE(d);
@@ -164,7 +164,7 @@ TEST(Differential, LayerBytesAreComparedOnCudaWithinTheTolerance) {
   const auto second_post_backward = [&events] {
     int seen = 0;
     for (std::size_t i = 0; i < events.size(); ++i)
-      if (events[i].event == "post_backward" && ++seen == 2) return i;
+      if (events[i].event == memory::Event::PostBackward && ++seen == 2) return i;
     return events.size();
   }();
   ASSERT_LT(second_post_backward, events.size());

@@ -76,7 +76,7 @@ RunRecord fired(int ranks, const std::vector<std::tuple<int, int, std::string>>&
 
 memory::TimelineEvent nonfinite(const std::string& group, const std::string& param, const std::string& where) {
   memory::TimelineEvent e;
-  e.event = "nonfinite_grad";
+  e.event = memory::Event::NonfiniteGrad;
   e.group = group;
   e.detail = {{"param", param}, {"where", where}};
   return e;
@@ -99,7 +99,7 @@ TEST_P(EachNonFinite, TrainingGoesOnAndTheFirstReportIsOnItsRankStepAndModule) {
   // Step 1 was clean on every rank.
   for (const RankRecord& r : run.ranks)
     for (const auto& e : r.timeline)
-      if (e.event == "nonfinite_grad") EXPECT_EQ(e.step, 1) << "rank " << r.rank;
+      if (e.event == memory::Event::NonfiniteGrad) EXPECT_EQ(e.step, 1) << "rank " << r.rank;
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, EachNonFinite, ::testing::Values("nan", "inf"));
@@ -112,7 +112,7 @@ TEST(NonFiniteFault, AReportOnTheWrongRankFailsTheProperty) {
   run.ranks[0].rank = 0;
   run.ranks[1].rank = 1;
   memory::TimelineEvent e;
-  e.event = "nonfinite_grad";
+  e.event = memory::Event::NonfiniteGrad;
   e.group = "layers.0";
   e.step = 0;
   e.detail = {{"param", "layers.0.w"}, {"where", "before_reduce_scatter"}};

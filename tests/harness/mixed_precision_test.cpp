@@ -50,7 +50,7 @@ std::pair<std::size_t, int64_t> kept_reduce_outputs(const RunRecord& run) {
   std::size_t most = 0;
   int64_t experts = 0;
   for (const auto& e : run.ranks[0].timeline) {
-    if (e.event != "post_backward") continue;
+    if (e.event != memory::Event::PostBackward) continue;
     most = std::max(most, e.all_reduce_input_bytes.size());
     if (e.all_reduce_input_bytes.count("layers.0.moe.experts")) experts = e.all_reduce_input_bytes.at("layers.0.moe.experts");
   }
@@ -110,7 +110,7 @@ TEST(MixedPrecision, LedgerCountsUnshardedParametersInParamDtypeAndShardsInTheir
   const int64_t unsharded = group_sum(run, "layers.0.moe.experts", [](const ShardRecord& s) { return s.unsharded_bytes; });
   bool seen = false;
   for (const auto& e : run.ranks[0].timeline)
-    if (e.event == "all_gather_issued" && e.group == "layers.0.moe.experts") {
+    if (e.event == memory::Event::AllGatherIssued && e.group == "layers.0.moe.experts") {
       EXPECT_EQ(e.pending_all_gather_bytes.at(e.group), unsharded) << "the bfloat16 flat output";
       seen = true;
       break;
@@ -181,7 +181,7 @@ TEST(ReshardAfterForwardInt, OneMeansFalseEvenWhenTheShardGroupHasOneRank) {
   ASSERT_TRUE(run.ok()) << run.error;
   bool checked = false;
   for (const auto& e : run.ranks[0].timeline)
-    if (e.event == "post_forward" && e.group == "layers.0" && !e.detail.value("in_backward", false)) {
+    if (e.event == memory::Event::PostForward && e.group == "layers.0" && !e.detail.value("in_backward", false)) {
       EXPECT_NE(std::find(e.unsharded.begin(), e.unsharded.end(), "layers.0"), e.unsharded.end())
           << "layers.0 stays unsharded after forward";
       checked = true;

@@ -34,8 +34,8 @@ std::size_t first_of(const RunRecord& run, const std::function<bool(const Event&
 }
 
 bool implicit_backward_prefetch(const Event& e) {
-  return e.event == "prefetch" && e.group != "(forward state)" && e.detail.value("pass", "") == "backward" &&
-         !e.detail.contains("skipped");
+  return e.event == memory::Event::Prefetch && e.group != "(forward state)" && e.prefetch_pass() == "backward" &&
+         !e.skipped();
 }
 
 Verdict judged(const Scenario& sc, const RunRecord& run) { return check_prefetch_schedule_honoured(sc, run); }
@@ -69,7 +69,7 @@ TEST(PrefetchSchedule, AWrongOrMissingImplicitPrefetchIsNamed) {
 
   RunRecord missing = good;
   auto& t = missing.ranks[0].timeline;
-  const bool gathered = t[k + 1].event == "all_gather_issued";
+  const bool gathered = t[k + 1].event == memory::Event::AllGatherIssued;
   t.erase(t.begin() + static_cast<long>(k), t.begin() + static_cast<long>(k + (gathered ? 2 : 1)));
   expect_finding(judged(sc, missing), {"missing prefetch", "implicit backward prefetch of " + target, "pre_backward_begin of " + issuer});
 }
@@ -81,7 +81,7 @@ TEST(PrefetchSchedule, APrefetchThatGathersNothingAndADuplicateAllGatherAreFindi
     return implicit_backward_prefetch(e);
   });
   const auto& t0 = good.ranks[0].timeline;
-  ASSERT_EQ(t0[k + 1].event, "all_gather_issued") << "the first implicit prefetch gathers a sharded block";
+  ASSERT_EQ(t0[k + 1].event, memory::Event::AllGatherIssued) << "the first implicit prefetch gathers a sharded block";
   const std::string target = t0[k].detail["target"];
 
   RunRecord idle = good;  // the prefetch is recorded, its all-gather never issued
@@ -97,7 +97,8 @@ TEST(PrefetchSchedule, APrefetchThatGathersNothingAndADuplicateAllGatherAreFindi
   // groups no backward will use), and the target's pre_backward gathers it again.
   RunRecord dropped = good;
   auto& d = dropped.ranks[0].timeline;
-  const std::size_t use = first_of(dropped, [&](const Event& e) { return e.event == "pre_backward_begin" && e.group == target; });
+  const std::size_t use =
+      first_of(dropped, [&](const Event& e) { return e.event == memory::Event::PreBackwardBegin && e.group == target; });
   ASSERT_GT(use, k + 1);
   for (std::size_t j = k + 1; j <= use; ++j) {
     auto& pending = d[j].pending_all_gather;
@@ -120,9 +121,11 @@ TEST(PrefetchSchedule, ExplicitListsAreHonouredExactlyAndReplaceTheImplicitPrefe
 
   RunRecord ignored = good;  // layers.2 also prefetches implicitly, as if its list were not there
   auto& t = ignored.ranks[0].timeline;
-  const std::size_t end = first_of(ignored, [](const Event& e) { return e.event == "pre_backward_end" && e.group == "layers.2"; });
+  const std::size_t end = first_of(ignored, [](const Event& e) {
+    return e.event == memory::Event::PreBackwardEnd && e.group == "layers.2";
+  });
   Event implicit = t[end - 1];
-  implicit.event = "prefetch";
+  implicit.event = memory::Event::Prefetch;
   implicit.group = "layers.2";
   implicit.detail = {{"target", "layers.1"}, {"pass", "backward"}};
   t.insert(t.begin() + static_cast<long>(end), implicit);
@@ -132,14 +135,15 @@ TEST(PrefetchSchedule, ExplicitListsAreHonouredExactlyAndReplaceTheImplicitPrefe
 
   RunRecord reordered = good;  // the list issued in another order
   const std::size_t j = first_of(reordered, [](const Event& e) {
-    return e.event == "prefetch" && e.group == "(forward state)" && e.detail.value("target", "") == "layers.1.moe.experts";
+    return e.event == memory::Event::Prefetch && e.group == "(forward state)" &&
+           e.prefetch_target() == "layers.1.moe.experts";
   });
   reordered.ranks[0].timeline[j].detail["target"] = "layers.0";
   expect_finding(judged(sc, reordered), {"backward prefetch list not honoured", "[layers.1, layers.1.moe.experts]", "layers.0]"});
 
   RunRecord no_forward = good;  // the forward list ignored
   const std::size_t f = first_of(no_forward, [](const Event& e) {
-    return e.event == "prefetch" && e.detail.value("pass", "") == "forward";
+    return e.event == memory::Event::Prefetch && e.prefetch_pass() == "forward";
   });
   no_forward.ranks[0].timeline[f].detail["pass"] = "backward";
   expect_finding(judged(sc, no_forward), {"forward prefetch list not honoured", "layers.0's forward list is [layers.1]"});
@@ -152,7 +156,7 @@ TEST(PrefetchSchedule, ASkipOfAGroupThatRunsBackwardIsAMissingPrefetch) {
   auto& t = run.ranks[0].timeline;
   const std::string target = t[k].detail["target"];
   t[k].detail["skipped"] = "target will not run backward";
-  if (t[k + 1].event == "all_gather_issued") t.erase(t.begin() + static_cast<long>(k + 1));
+  if (t[k + 1].event == memory::Event::AllGatherIssued) t.erase(t.begin() + static_cast<long>(k + 1));
   expect_finding(judged(sc, run), {"missing prefetch", "skipped its prefetch of " + target, "runs backward later"});
   // The same skip under a profile without strict's guard is a finding of its own.
   Scenario upstream = sc;

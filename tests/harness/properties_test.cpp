@@ -140,7 +140,7 @@ TEST(Properties, EachLedgerKindIsJudgedAtEveryPostBackwardAndNamed) {
   auto post_backwards = [](RunRecord& run) {
     std::vector<memory::TimelineEvent*> out;
     for (auto& e : run.ranks[0].timeline)
-      if (e.event == "post_backward" && e.step == 0) out.push_back(&e);
+      if (e.event == memory::Event::PostBackward && e.step == 0) out.push_back(&e);
     return out;
   };
   const auto kind = [](memory::BufferKind k) { return static_cast<std::size_t>(k); };
@@ -211,7 +211,7 @@ TEST(Properties, AGroupAskedToKeepItsParametersAfterForwardKeepsThem) {
   for (const std::string group : {"layers.0", "root"}) {
     RunRecord resharded = good;
     for (auto& e : resharded.ranks[1].timeline) {
-      if (e.event != "forward_end") continue;
+      if (e.event != memory::Event::ForwardEnd) continue;
       e.unsharded.erase(std::remove(e.unsharded.begin(), e.unsharded.end(), group), e.unsharded.end());
     }
     const Verdict v = verdict(check_properties(sc, resharded), "reshard_after_forward_honoured");
@@ -255,7 +255,7 @@ TEST(Properties, ThePeakRestartsAtTrainingAndEveryLedgerKindEndsEachStepFlat) {
     RunRecord kept_grad = run_threads(sc);
     ASSERT_TRUE(verdict(check_properties(sc, kept_grad), "flat_end_of_step_memory").ok);
     for (auto& e : kept_grad.ranks[1].timeline)
-      if (e.event == "zero_grad" || e.event == "step_end") e.ledger[grad] += 16;
+      if (e.event == memory::Event::ZeroGrad || e.event == memory::Event::StepEnd) e.ledger[grad] += 16;
     const Verdict g = verdict(check_properties(sc, kept_grad), "flat_end_of_step_memory");
     EXPECT_FALSE(g.ok) << steps;
     EXPECT_NE(g.message.find("rank 1 step 1: grad holds 16 bytes after zero_grad"), std::string::npos) << g.message;
@@ -264,7 +264,7 @@ TEST(Properties, ThePeakRestartsAtTrainingAndEveryLedgerKindEndsEachStepFlat) {
   RunRecord kept_input = run_threads(sc);
   const auto input = static_cast<std::size_t>(memory::BufferKind::ReduceScatterInput);
   for (auto& e : kept_input.ranks[0].timeline)
-    if (e.event == "zero_grad") e.ledger[input] += 320;
+    if (e.event == memory::Event::ZeroGrad) e.ledger[input] += 320;
   const Verdict k = verdict(check_properties(sc, kept_input), "flat_end_of_step_memory");
   EXPECT_NE(k.message.find("rank 0 step 1: reduce_scatter_input holds 320 bytes after zero_grad (the step's last "
                            "backward drops the pending reduce-scatter state"),

@@ -45,12 +45,13 @@ void expect_recovered(const Scenario& sc, const RunRecord& run, int fault_rank) 
       EXPECT_NE(rec.error.find("rank " + std::to_string(fault_rank) + " failed"), std::string::npos) << rec.error;
     }
     EXPECT_EQ(r.losses.size(), static_cast<std::size_t>(sc.steps));
-    const auto step_begins = std::count_if(r.timeline.begin(), r.timeline.end(),
-                                           [](const memory::TimelineEvent& e) { return e.event == "step_begin"; });
+    const auto step_begins = std::count_if(r.timeline.begin(), r.timeline.end(), [](const memory::TimelineEvent& e) {
+      return e.event == memory::Event::StepBegin;
+    });
     EXPECT_EQ(step_begins, sc.steps) << "rank " << r.rank << ": the timeline holds each step once";
     ASSERT_FALSE(rec.events.empty());
-    EXPECT_EQ(rec.events.front().event, "step_begin");
-    EXPECT_EQ(rec.events.back().event, "recovered");
+    EXPECT_EQ(rec.events.front().event, memory::Event::StepBegin);
+    EXPECT_EQ(rec.events.back().event, memory::Event::Recovered);
   }
 }
 

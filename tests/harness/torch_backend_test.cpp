@@ -83,7 +83,7 @@ TEST(TorchRecording, AllocatedBytesCountFromTheFirstEventAndShardsKeepTheirDtype
   ASSERT_EQ(r.timeline.size(), 2u);
   EXPECT_EQ(r.timeline[0].allocated_bytes, 0);
   EXPECT_EQ(r.timeline[1].allocated_bytes, 512);
-  EXPECT_EQ(r.timeline[1].category, "train");
+  EXPECT_EQ(r.timeline[1].category, memory::Category::Train);
   EXPECT_EQ(r.timeline[1].pending_all_gather_bytes.at("layers.0"), 64);
   EXPECT_EQ(r.losses, (std::vector<double>{0.5, 0.25}));
   ASSERT_EQ(r.shards.size(), 1u);

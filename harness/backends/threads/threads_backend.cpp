@@ -13,7 +13,7 @@
 
 namespace shardfuzz::harness {
 
-std::vector<memory::TimelineEvent> RankRecord::events_of_step(int step, const std::string& category) const {
+std::vector<memory::TimelineEvent> RankRecord::events_of_step(int step, memory::Category category) const {
   return memory::events_of_step(timeline, step, category);
 }
 

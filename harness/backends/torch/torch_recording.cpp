@@ -26,10 +26,10 @@ const nlohmann::json& field(const nlohmann::json& doc, const char* name, const s
 
 memory::TimelineEvent event_from_recording(const nlohmann::json& j) {
   memory::TimelineEvent e;
-  e.event = j.at("event").get<std::string>();
+  e.event = memory::event_field(j);
   e.group = j.at("group").get<std::string>();
   if (j.contains("detail") && j.at("detail").is_object()) e.detail = j.at("detail");
-  e.category = j.value("category", "fsdp");
+  e.category = j.contains("category") ? memory::category_field(j) : memory::Category::Fsdp;
   e.rank = j.value("rank", 0);
   e.step = j.value("step", 0);
   if (j.contains("allocated_bytes") && j.at("allocated_bytes").is_number())
