@@ -229,7 +229,7 @@ MergedCampaign merge_shards(const CampaignOptions& o, const std::vector<Shard>& 
   m.state.plan.findings_db = o.findings_db == findings_db_path(CampaignPlan{}, o.out_dir) ? "" : o.findings_db;
   m.state.plan.command = o.command;
   m.state.elapsed_seconds = elapsed + (o.resume ? o.resume->elapsed_seconds : 0);
-  m.state.sessions = o.resume ? o.resume->sessions + 1 : 1;
+  m.state.sessions = o.resume ? o.resume->sessions + 1 : 1;  // as prepare() saved it
   for (const Shard& s : shards)
     if (s.health == Shard::Health::Died) m.state.finished = false;
   save_campaign_state(o.out_dir, m.state);
@@ -273,7 +273,10 @@ void prepare(const CampaignOptions& options) {
   }
   CampaignState st;
   st.plan = options;
-  if (options.resume) st = *options.resume;
+  if (options.resume) {
+    st = *options.resume;
+    ++st.sessions;  // a parent killed again resumes from here: every session counts
+  }
   save_campaign_state(options.out_dir, st);
 }
 

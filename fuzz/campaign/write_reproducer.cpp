@@ -7,6 +7,7 @@
 #include "harness/properties/property.h"
 #include "harness/report/html_report.h"
 #include "harness/reproducer.h"
+#include "harness/scenario/scenario_json.h"
 #include "runtime/semantics/profile.h"
 
 #include <algorithm>
@@ -15,6 +16,18 @@
 namespace shardfuzz::fuzz {
 namespace {
 
+// Whether the reproducer at `path` is of `minimal` (names aside): the same finding, written again.
+bool holds(const std::string& path, const harness::Scenario& minimal) {
+  try {
+    harness::Scenario written = harness::load_reproducer(path).scenario;
+    harness::Scenario scenario = minimal;
+    written.name = scenario.name = "";
+    return harness::to_json_text(written) == harness::to_json_text(scenario);
+  } catch (const std::exception&) {
+    return false;  // unreadable: not ours to overwrite
+  }
+}
+
 // "zoo-ROW-" for a zoo row; a differential finding's class names it itself ("torch-changed-...").
 std::string name_of(const harness::Scenario& minimal, const std::string& property, const std::string& zoo,
                     bool differential, const std::string& dir) {
@@ -22,9 +35,13 @@ std::string name_of(const harness::Scenario& minimal, const std::string& propert
   std::string name = prefix + property + "-" + minimal.profile.name + "-" + std::to_string(minimal.seed % 1000000);
   std::replace(name.begin(), name.end(), '+', '_');
   // Two findings can share those digits (mutants of one corpus scenario keep its seed): the later
-  // one takes a suffix instead of overwriting the earlier reproducer.
+  // one takes a suffix instead of overwriting the earlier reproducer. The same finding written
+  // again keeps its name: a campaign killed after writing a case's reproducer and before saving
+  // the case as done runs the case again on --resume, and must end with the files an uninterrupted
+  // campaign writes (ci/kill-resume.sh).
   const std::string base = name;
-  for (int n = 2; std::filesystem::exists(dir + "/" + name + ".json"); ++n) name = base + "-" + std::to_string(n);
+  for (int n = 2; std::filesystem::exists(dir + "/" + name + ".json") && !holds(dir + "/" + name + ".json", minimal); ++n)
+    name = base + "-" + std::to_string(n);
   return name;
 }
 

@@ -176,7 +176,8 @@ namespace {
 
 // Two findings whose minimal scenarios share the seed's last digits (mutants of one corpus
 // scenario keep its seed; found by a coverage-guided campaign that lost its first reproducer):
-// the second reproducer takes a suffix, the first is left as written.
+// the second reproducer takes a suffix, the first is left as written; the second written again is
+// the same finding and keeps its name.
 TEST(Reproducers, ASecondFindingWithTheSameNameDoesNotOverwriteTheFirst) {
   harness::TempDir dir("shardfuzz-names");
   harness::Scenario sc = harness::standard_small_scenario("strict");
@@ -185,6 +186,9 @@ TEST(Reproducers, ASecondFindingWithTheSameNameDoesNotOverwriteTheFirst) {
   const std::string first = write_reproducer(sc, "parity_with_reference", "first", dir.path(), "test");
   sc.steps = 2;
   const std::string second = write_reproducer(sc, "parity_with_reference", "second", dir.path(), "test");
+  // The same finding written again (a case run again after a kill, on --resume) keeps its name.
+  EXPECT_EQ(write_reproducer(sc, "parity_with_reference", "second", dir.path(), "test"), second);
+  sc.steps = 3;
   const std::string third = write_reproducer(sc, "parity_with_reference", "third", dir.path(), "test");
   EXPECT_NE(first, second);
   EXPECT_EQ(second, first.substr(0, first.size() - 5) + "-2.json");
