@@ -111,8 +111,18 @@ struct PlanFieldsAs4 {
   }
 };
 
+// A plan record's Fields: `list` (5 arguments) written once per record, `visit` derived from it.
+template <class Record>
+struct PlanRecordFields {
+  template <class R, class V>
+  static void visit(R& record, V& v) {
+    PlanFieldsAs4<V> four{v};
+    Fields<Record>::list(record, four);
+  }
+};
+
 template <>
-struct Fields<fuzz::GenConfig> {
+struct Fields<fuzz::GenConfig> : PlanRecordFields<fuzz::GenConfig> {
   static constexpr const char* what = "a generator configuration";
   template <class R, class V>
   static void list(R& g, V& v) {
@@ -125,15 +135,10 @@ struct Fields<fuzz::GenConfig> {
     v("faults", g.faults, allow::Any{}, "--faults", PlanRole::Draws);
     v("fault_kinds", g.fault_kinds, allow::Any{}, "--fault-kinds", PlanRole::Draws);
   }
-  template <class R, class V>
-  static void visit(R& g, V& v) {
-    PlanFieldsAs4<V> four{v};
-    list(g, four);
-  }
 };
 
 template <>
-struct Fields<fuzz::ShrinkBudget> {
+struct Fields<fuzz::ShrinkBudget> : PlanRecordFields<fuzz::ShrinkBudget> {
   static constexpr const char* what = "a shrink budget";
   template <class R, class V>
   static void list(R& b, V& v) {
@@ -141,15 +146,10 @@ struct Fields<fuzz::ShrinkBudget> {
     v("max_steps", b.max_steps, allow::Between{1, 1000000}, "--shrink-steps", PlanRole::Run);
     v("max_seconds", b.max_seconds, allow::Positive{}, "--shrink-seconds", PlanRole::Run);
   }
-  template <class R, class V>
-  static void visit(R& b, V& v) {
-    PlanFieldsAs4<V> four{v};
-    list(b, four);
-  }
 };
 
 template <>
-struct Fields<fuzz::CampaignPlan> {
+struct Fields<fuzz::CampaignPlan> : PlanRecordFields<fuzz::CampaignPlan> {
   static constexpr const char* what = "a campaign plan";
   template <class R, class V>
   static void list(R& p, V& v) {
@@ -175,11 +175,6 @@ struct Fields<fuzz::CampaignPlan> {
     v("stop_file", p.stop_file, allow::Any{}, "", PlanRole::Run);
     v("findings_db", p.findings_db, allow::Any{}, "--findings-db", PlanRole::Run);
     v("findings_run", p.findings_run, allow::Between{0, INT64_MAX}, "", PlanRole::Run);
-  }
-  template <class R, class V>
-  static void visit(R& p, V& v) {
-    PlanFieldsAs4<V> four{v};
-    list(p, four);
   }
 };
 
