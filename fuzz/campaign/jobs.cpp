@@ -7,6 +7,7 @@
 #include "fuzz/campaign/findings_db_sink.h"
 #include "fuzz/campaign/merge.h"
 #include "fuzz/campaign/sink.h"
+#include "fuzz/campaign/status_line.h"
 #include "harness/files/write_file.h"
 #include "harness/subprocess/child.h"
 #include "harness/subprocess/exit_status.h"
@@ -175,11 +176,10 @@ void wait_for_shards(std::vector<Shard>& shards, std::chrono::milliseconds perio
 
 class Progress {
  public:
-  Progress(const CampaignOptions& o, std::ostream& out) : o_(o), out_(out), tty_(::isatty(STDOUT_FILENO) != 0) {}
+  Progress(const CampaignOptions& o, std::ostream& out) : o_(o), line_(out, true) {}
   void print(const std::vector<Shard>& shards, bool final) {
     const double t = elapsed();
-    if (!final && t - last_ < (tty_ ? 0.2 : 5.0)) return;
-    last_ = t;
+    if (!line_.due(t, final)) return;
     int cases = 0, findings = 0, running = 0, died = 0;
     for (const Shard& s : shards) {
       cases += s.cases;
@@ -193,17 +193,15 @@ class Progress {
     std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %d finding(s)%s; %d jobs: %d running, %d done, %d died",
                   cases, t > 0 ? (cases - cases_at_start_) / t : 0.0, findings, left.c_str(),
                   static_cast<int>(shards.size()), running, static_cast<int>(shards.size()) - running - died, died);
-    out_ << (tty_ && !final ? "\r" : "") << line << (tty_ && !final ? "" : "\n") << std::flush;
+    line_.print(t, line, final);
   }
   void set_start(int cases) { cases_at_start_ = cases; }
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
 
  private:
   const CampaignOptions& o_;
-  std::ostream& out_;
-  const bool tty_;
+  StatusLine line_;
   const Clock::time_point t0_ = Clock::now();
-  double last_ = -1e9;
   int cases_at_start_ = 0;
 };
 

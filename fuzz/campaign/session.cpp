@@ -1,8 +1,6 @@
 // The session's clock and saved state, and its progress line.
 #include "fuzz/campaign/session.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 
@@ -67,7 +65,7 @@ void Session::save() {
 }
 
 ProgressLine::ProgressLine(const CampaignPlan& plan, const Session& session, std::ostream& out)
-    : plan_(plan), session_(session), out_(out), tty_(::isatty(STDOUT_FILENO) != 0), cases_at_start_(session.cases_done()) {}
+    : plan_(plan), session_(session), line_(out, false), cases_at_start_(session.cases_done()) {}
 
 void ProgressLine::on_case(const CaseDone& c) {
   if (!c.check.property) print(false);
@@ -75,8 +73,7 @@ void ProgressLine::on_case(const CaseDone& c) {
 
 void ProgressLine::print(bool final) {
   const double t = session_.session_seconds();
-  if (!final && t - last_ < (tty_ ? 0.2 : 5.0)) return;
-  last_ = t;
+  if (!line_.due(t, final)) return;
   const int done = session_.cases_done();
   const double rate = t > 0 ? (done - cases_at_start_) / t : 0.0;
   // Time left: by the clock when --time is set, else estimated from the rate for --cases.
@@ -88,7 +85,7 @@ void ProgressLine::print(bool final) {
   char line[256];
   std::snprintf(line, sizeof line, "fuzz: %d cases, %.1f/s, %d finding(s)%s", done, rate, session_.findings(),
                 left >= 0 && !final ? (", " + std::to_string(static_cast<int>(left)) + " s left").c_str() : "");
-  out_ << (tty_ && !final ? "\r" : "") << line << (tty_ && !final ? "" : "\n") << std::flush;
+  line_.print(t, line, final);
 }
 
 }  // namespace shardfuzz::fuzz

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "fuzz/campaign/sink.h"
+#include "fuzz/campaign/status_line.h"
 
 #include <chrono>
 #include <ostream>
@@ -42,8 +43,7 @@ class Session : public CampaignSink {
   int earlier_findings_ = 0;
 };
 
-// The one progress line: cases, rate, findings and time left; rewritten in place on a terminal, a
-// plain line every 5 s otherwise.
+// The campaign's progress line (status_line.h): cases, rate, findings and time left.
 class ProgressLine : public CampaignSink {
  public:
   ProgressLine(const CampaignPlan& plan, const Session& session, std::ostream& out);
@@ -54,10 +54,8 @@ class ProgressLine : public CampaignSink {
   void print(bool final);
   const CampaignPlan& plan_;
   const Session& session_;
-  std::ostream& out_;
-  const bool tty_;
+  StatusLine line_;
   int cases_at_start_ = 0;
-  double last_ = 0;
 };
 
 }  // namespace shardfuzz::fuzz
