@@ -254,6 +254,7 @@ void plan_from_flags(const FuzzOptions& o, const std::string& command_line, fuzz
   set_shard(o.shard, c);
   c.jobs = o.jobs == 0 ? fuzz::available_cores() : o.jobs;
   c.findings_db = o.findings_db;
+  if (o.shrink_workers != 0) c.shrink_workers = o.shrink_workers;
   c.shrink_budget = {o.shrink_steps, o.shrink_seconds};
   c.command = command_line;
   c.recover = !o.backend.no_recovery;
@@ -305,10 +306,10 @@ int run_fuzz(const FuzzOptions& o, const std::string& command_line, std::ostream
     check_world_against_backend(o, c);
     set_backend(o, c, out);
     one_job_where_needed(o, c, out);
-    // --shrink-workers, or by default the jobs of a campaign that stops at its first finding: the
-    // other shards stop when one claims its failing case, so their cores are the shrink's.
-    c.shrink_workers = o.shrink_workers != 0 ? o.shrink_workers : c.keep_going ? 1 : c.jobs;
-    fuzz::check_plan(c);
+    // By default the jobs of a campaign that stops at its first finding (within range: the jobs
+    // were checked): the other shards stop when one claims its failing case, so their cores are
+    // the shrink's.
+    if (o.shrink_workers == 0) c.shrink_workers = c.keep_going ? 1 : c.jobs;
   } catch (const std::exception& e) {
     err << "shardfuzz fuzz: " << e.what() << "\n";
     return kExitUsage;
