@@ -114,9 +114,9 @@ CampaignResult run_loop(const CampaignOptions& options, LoopParts& parts, std::o
   CampaignResult result;
   Triage triage(options, parts.runner);
   CaseStep step(options, parts, triage, result, out);
-  for (int k = parts.session.next_case(); !parts.session.over(k) && !any_stops_before(parts.sinks, k); ++k) {
-    if (!options.in_shard(k)) continue;  // another shard's case
-    if (!step.run(k)) break;
+  for (int k = parts.session.next_case(); !parts.session.over(k); ++k) {
+    if (!options.in_shard(k)) continue;  // another shard's case: nothing to ask of the sinks
+    if (any_stops_before(parts.sinks, k) || !step.run(k)) break;
   }
   for (CampaignSink* s : parts.sinks) s->on_end(result);
   return result;
