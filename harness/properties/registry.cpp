@@ -49,6 +49,11 @@ const std::vector<Property>& all_properties() {
        check_flat_end_of_step_memory},
       {"teardown_to_baseline", "after teardown every rank's allocator bytes are back to the pre-model baseline",
        check_teardown_to_baseline},
+      {"buffers_live_as_fsdp2_holds",
+       "at every event every buffer the ledger books (group, kind, bytes) is one FSDP2's lifetimes hold then "
+       "(harness/lifetimes' model, stepped by the timeline), and a recovered attempt's reset returns the ledger "
+       "to the step's start",
+       check_buffers_live_as_fsdp2_holds},
       {"params_stored_as_planned",
        "every parameter is sharded in its planned dtype (the model's; float32 masters for trainable ones under "
        "mixed precision)",

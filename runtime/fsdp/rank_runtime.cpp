@@ -74,6 +74,7 @@ void RankRuntime::record(memory::Event event, const std::string& group, nlohmann
   e.peak_bytes = bytes.peak - baseline_bytes_;
   e.reserved_bytes = probe_.reserved_bytes();
   e.ledger = ledger_->totals();
+  e.ledger_by_group = ledger_->by_group();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const RegisteredGroup& g : groups_) g.snapshot(e);

@@ -107,4 +107,16 @@ std::vector<std::string> Ledger::groups_holding(BufferKind kind) const {
   return out;
 }
 
+std::map<std::string, KindTotals> Ledger::by_group() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, KindTotals> out;
+  for (const auto& [group, kinds] : by_group_)
+    for (int64_t v : kinds)
+      if (v != 0) {
+        out.emplace(group, kinds);
+        break;
+      }
+  return out;
+}
+
 }  // namespace shardfuzz::memory

@@ -92,10 +92,26 @@ int64_t TimelineEvent::pending_total_bytes() const {
   return sum;
 }
 
-nlohmann::json TimelineEvent::to_json() const {
+nlohmann::json kind_totals_to_json(const KindTotals& totals) {
   nlohmann::json kinds = nlohmann::json::object();
   for (int k = 0; k < kBufferKinds; ++k)
-    if (ledger[k] != 0) kinds[to_string(static_cast<BufferKind>(k))] = ledger[k];
+    if (totals[k] != 0) kinds[to_string(static_cast<BufferKind>(k))] = totals[k];
+  return kinds;
+}
+
+KindTotals kind_totals_from_json(const nlohmann::json& j) {
+  KindTotals totals{};
+  for (const auto& [name, bytes] : j.items()) {
+    int k = 0;
+    while (k < kBufferKinds && name != to_string(static_cast<BufferKind>(k))) ++k;
+    if (k == kBufferKinds) throw nlohmann::json::other_error::create(501, "unknown buffer kind '" + name + "'", &j);
+    totals[k] = bytes.get<int64_t>();
+  }
+  return totals;
+}
+
+nlohmann::json TimelineEvent::to_json() const {
+  const nlohmann::json kinds = kind_totals_to_json(ledger);
   nlohmann::json j = {{"event", name_of(event)},
                       {"group", group},
                       {"category", name_of(category)},
@@ -112,6 +128,11 @@ nlohmann::json TimelineEvent::to_json() const {
                       {"pending_all_gather_bytes", pending_all_gather_bytes}};
   if (reserved_bytes != 0) j["reserved_bytes"] = reserved_bytes;
   if (!all_reduce_input_bytes.empty()) j["all_reduce_input_bytes"] = all_reduce_input_bytes;
+  if (!ledger_by_group.empty()) {
+    nlohmann::json groups = nlohmann::json::object();
+    for (const auto& [g, totals] : ledger_by_group) groups[g] = kind_totals_to_json(totals);
+    j["ledger_by_group"] = std::move(groups);
+  }
   if (!detail.empty()) j["detail"] = detail;
   return j;
 }
@@ -128,12 +149,9 @@ TimelineEvent TimelineEvent::from_json(const nlohmann::json& j) {
   e.peak_bytes = j.at("peak_bytes").get<int64_t>();
   e.reserved_bytes = j.value("reserved_bytes", int64_t{0});
   e.unsharded_grad_bytes = j.at("unsharded_grad_bytes").get<int64_t>();
-  for (const auto& [name, bytes] : j.at("ledger").items()) {
-    int k = 0;
-    while (k < kBufferKinds && name != to_string(static_cast<BufferKind>(k))) ++k;
-    if (k == kBufferKinds) throw nlohmann::json::other_error::create(501, "unknown buffer kind '" + name + "'", &j);
-    e.ledger[k] = bytes.get<int64_t>();
-  }
+  e.ledger = kind_totals_from_json(j.at("ledger"));
+  if (j.contains("ledger_by_group"))
+    for (const auto& [g, kinds] : j.at("ledger_by_group").items()) e.ledger_by_group[g] = kind_totals_from_json(kinds);
   e.pending_all_gather = j.at("pending_all_gather").get<std::vector<std::string>>();
   e.unsharded = j.at("unsharded").get<std::vector<std::string>>();
   e.finished_backward = j.at("finished_backward").get<std::vector<std::string>>();

@@ -30,6 +30,9 @@ struct TimelineEvent {
   int64_t peak_bytes = 0;       // peak since the rank runtime's start, same origin
   int64_t reserved_bytes = 0;   // on a CUDA device: what its caching allocator holds (absolute; 0 on CPU)
   KindTotals ledger{};          // ledger bytes by kind, this rank
+  // The same by group (groups holding nothing left out): what harness/lifetimes compares, at every
+  // event, with the buffers FSDP2 should hold. Empty in a trace with no ledger (torch).
+  std::map<std::string, KindTotals> ledger_by_group;
   // Gradients autograd accumulated into unsharded parameters and not yet reduce-scattered:
   // autograd owns them, so they are not ledger entries, but they are what a group in backward
   // legitimately holds (a group managing several blocks holds them until its post_backward).
@@ -70,6 +73,11 @@ struct TimelineEvent {
   // category name is one, naming the field, the value and the known names).
   static TimelineEvent from_json(const nlohmann::json& json);
 };
+
+// Ledger bytes by kind as JSON ({"sharded_param": 4096, ...}, kinds holding nothing left out) and
+// back (nlohmann::json::exception naming an unknown kind).
+nlohmann::json kind_totals_to_json(const KindTotals& totals);
+KindTotals kind_totals_from_json(const nlohmann::json& j);
 
 // The name of a JSON field ("event", "category") read into its enum, or nlohmann::json::exception
 // naming the field, the value and the known names (timelines come from users and torch recorders).

@@ -1,0 +1,111 @@
+// An executable model of FSDP2's buffer lifetimes on one rank, beside the system under test in the
+// style of RapidCheck's and Hypothesis's state-machine testing: stepped by the rank's timeline, it
+// predicts after every event which runtime buffers (group, kind, bytes) are alive, and the caller
+// compares that with the ledger the runtime booked.
+//
+// It is written from docs/fsdp2-semantics.md (sections 3-10) and the recorded torch traces, not from
+// runtime/: each group is sharded, has an all-gather pending (issued, not yet waited on), holds its
+// unsharded parameters or a 1/N post-forward slice, parks its consumed all-gather in the shared
+// deferred slot (implicit forward), keeps one reduce-scatter input (upstream's K = 1), an HSDP reduce
+// output, sharded gradients and optimizer moments. A wait, a deferred flush and the root callback's
+// drain happen between events, so the model resolves them at the next event. The profile's switches
+// are the model's switches (semantics::Profile): under torch-2.9 the recompute's post_forward
+// reshards, so the leak's mistargeted all-gather is what the model expects there.
+//
+// Where FSDP2 leaves a size open (which parameters got a gradient; whether a slice or the whole
+// group was kept), the model names the one event at which a (group, kind) may take a new value
+// within a bound and learns the value there; everywhere else the bytes must stay exactly as they were.
+#pragma once
+
+#include "harness/lifetimes/group_sizes.h"
+#include "runtime/memory/timeline.h"
+#include "runtime/semantics/profile.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace shardfuzz::harness::lifetimes {
+
+// What one (group, kind) may hold after an event: exactly `bytes`, or (learn) any value in
+// [min, max], which the model then takes as the exact value from there on.
+struct Slot {
+  int64_t bytes = 0;
+  bool learn = false;
+  int64_t min = 0, max = 0;
+  const char* why = "allocated at wrapping";  // the transition that set it, for messages
+  void set(int64_t b, const char* reason) { bytes = b, learn = false, why = reason; }
+  void may_become(int64_t lo, int64_t hi, const char* reason) { learn = true, min = lo, max = hi, why = reason; }
+};
+
+struct ModelSwitches {
+  bool post_forward_in_backward = false;         // torch <= 2.9: the recompute's post_forward reshards
+  bool drop_unconsumed_at_post_backward = false;  // strict: a finished group's prefetch is freed at once
+  bool all_reduce_state_per_group = false;       // before PR #179443: each group keeps its HSDP output
+  bool stale_state_survives_non_last_backward = false;
+  bool world1_persistent_all_gather = false;     // torch >= 2.11: world size 1 reuses one buffer
+  bool adamw = false;
+  int micro_batches = 1;
+  // Some fully_shard-ed module holds no parameters of its own: its hooks record no event.
+  bool parameterless_states = false;
+  static ModelSwitches of(const Scenario& sc);
+  static ModelSwitches of(const Scenario& sc, const std::map<std::string, GroupSizes>& sizes);
+};
+
+class BufferModel {
+ public:
+  BufferModel(std::map<std::string, GroupSizes> sizes, ModelSwitches switches);
+
+  // Advances past `e`: first what happened since the previous event (waits, the deferred flush, the
+  // root callback's drain), then the event's own transition.
+  void step(const memory::TimelineEvent& e);
+  // The first (group, kind) whose booked bytes differ from the model's after the last step, as a
+  // sentence ("" when every one agrees); learned values are taken as exact from here on.
+  std::string compare_and_learn(const std::map<std::string, memory::KindTotals>& booked);
+  // Everything the model holds, for a snapshot and its restore (a failed attempt's events are
+  // judged on a copy, and the retry starts from the step's start).
+  std::map<std::string, memory::KindTotals> expected() const;
+
+ private:
+  enum class State { Idle, Forward, PreBackward, PostBackward };
+  struct Group {
+    GroupSizes size;
+    State state = State::Idle;
+    bool pending = false, unsharded = false;
+    std::optional<bool> wait_due;  // a wait follows (true: in forward, the implicit deferred free)
+    bool finished_backward = false;
+    bool pending_may_drop = false;  // strict's drop of an unconsumed all-gather, left open
+    std::array<Slot, memory::kBufferKinds> slots{};
+    Slot& slot(memory::BufferKind k) { return slots[static_cast<std::size_t>(k)]; }
+  };
+
+  bool gathers_into_persistent_buffer(const Group& g) const;
+  void settle(const memory::TimelineEvent& e);  // between the previous event and e
+  void wait_for_all_gather(const std::string& name, Group& g, bool forward);
+  void free_deferred();
+  void may_have_flushed();  // the deferred slot may be empty now (a flush no event records)
+  void on_pre_forward(Group& g, const std::string& name);
+  void on_all_gather_issued(Group& g, const std::string& name, const memory::TimelineEvent& e);
+  void on_reshard(Group& g, const memory::TimelineEvent& e);
+  void on_post_forward(const std::string& name, const memory::TimelineEvent& e);
+  void on_forward_end();
+  void on_pre_backward_begin(Group& g);
+  void on_post_backward(Group& g, const std::string& name);
+  void on_finalize_backward(Group& g);
+  void on_backward_end(const memory::TimelineEvent& e);
+  void on_optimizer_step();
+  void on_zero_grad();
+  void on_reset_after_fault(Group& g);
+
+  std::map<std::string, Group> groups_;
+  ModelSwitches switches_;
+  std::string deferred_owner_;    // the group whose consumed all-gather sits in the deferred slot
+  std::string iter_forward_root_;  // the group whose post_forward flushes that slot
+  bool flush_due_ = false;
+  bool flush_may_be_due_ = false;  // a parameterless forward root's flush may have run
+  std::string prefetch_target_;   // the previous event was a prefetch of this group (not skipped)
+};
+
+}  // namespace shardfuzz::harness::lifetimes
