@@ -16,6 +16,7 @@ ModelSwitches ModelSwitches::of(const Scenario& sc) {
   s.all_reduce_state_per_group = p.all_reduce_state_per_group;
   s.stale_state_survives_non_last_backward = p.stale_state_survives_non_last_backward;
   s.world1_persistent_all_gather = p.world1_persistent_all_gather_buffer;
+  s.recompute_of_finished_group_takes_forward_path = p.recompute_of_finished_group_takes_forward_path;
   s.adamw = sc.optimizer.kind == train::OptimizerConfig::Kind::AdamW;
   s.micro_batches = sc.micro_batches;
   return s;
@@ -39,14 +40,7 @@ BufferModel::BufferModel(std::map<std::string, GroupSizes> sizes, ModelSwitches 
 // --- between events ----------------------------------------------------------------------------
 
 void BufferModel::settle(const memory::TimelineEvent& e) {
-  for (auto& [name, g] : groups_) {
-    if (!g.wait_due) continue;
-    // The unshard that comes before its own wait: the wait follows this event.
-    if (e.event == Event::AllGatherIssued && e.group == name) continue;
-    const bool forward = *g.wait_due;
-    g.wait_due.reset();
-    wait_for_all_gather(name, g, forward);
-  }
+  for (auto& [name, g] : groups_) settle_group(name, g, e);
   if (flush_due_) {
     free_deferred();
     flush_due_ = false;
@@ -55,6 +49,40 @@ void BufferModel::settle(const memory::TimelineEvent& e) {
     may_have_flushed();
     flush_may_be_due_ = false;
   }
+}
+
+void BufferModel::settle_group(const std::string& name, Group& g, const memory::TimelineEvent& e) {
+  // The unshard that comes before its own wait: the wait follows this event.
+  const bool own_unshard = e.event == Event::AllGatherIssued && e.group == name;
+  if (g.wait_due && !own_unshard) {
+    const bool forward = *g.wait_due;
+    g.wait_due.reset();
+    wait_for_all_gather(name, g, forward);
+  }
+  // A recompute that reaches a state whose pre-backward hook already fired takes the unshard-only
+  // path (section 3): it waits for a prefetched all-gather and records no event. Where the profile
+  // sends a finished group's second use down the forward path instead, only a group still in
+  // backward does.
+  const bool unshard_only = g.hooked_for_backward && (g.state != State::PostBackward ||
+                                                      !switches_.recompute_of_finished_group_takes_forward_path);
+  if (g.pending && unshard_only && !own_unshard) {
+    g.silent_wait_may_run = true;
+    Slot& pending = g.slot(BufferKind::PendingAllGather);
+    pending.may_become(0, pending.bytes, "issued, alive until its wait (a recompute's, unrecorded, or its hook's)");
+    Slot& unsharded = g.slot(BufferKind::UnshardedParam);
+    unsharded.may_become(unsharded.bytes, g.size.unsharded, "copied out by a recompute's unrecorded wait");
+  }
+}
+
+// Whether the unrecorded wait ran, as the bytes show: the parameters were copied out.
+void BufferModel::learn_silent_wait(Group& g) {
+  if (!g.silent_wait_may_run) return;
+  g.silent_wait_may_run = false;
+  if (g.unsharded || g.slot(BufferKind::UnshardedParam).bytes == 0) return;
+  g.pending = g.pending_may_drop = false;
+  g.unsharded = true;
+  g.slot(BufferKind::PendingAllGather).set(0, "consumed by a recompute's unrecorded wait");
+  g.slot(BufferKind::ShardedPostForward).set(0, "dropped by the wait that gathered from it");
 }
 
 void BufferModel::wait_for_all_gather(const std::string& name, Group& g, bool forward) {
@@ -114,6 +142,7 @@ void BufferModel::step(const memory::TimelineEvent& e) {
 
 void BufferModel::on_pre_forward(Group& g, const std::string& name) {
   g.state = State::Forward;
+  g.hooked_for_backward = false;
   g.wait_due = true;
   if (switches_.parameterless_states) {
     // The forward root may be a state with no parameters of its own (the root module, or a block
@@ -174,6 +203,7 @@ void BufferModel::on_forward_end() {
 }
 
 void BufferModel::on_pre_backward_begin(Group& g) {
+  g.hooked_for_backward = true;
   if (g.state == State::PreBackward) return;  // the first output's hook wins
   g.state = State::PreBackward;
   g.wait_due = false;
@@ -218,7 +248,7 @@ void BufferModel::on_backward_end(const memory::TimelineEvent& e) {
   const bool finalize_schedule = last || !switches_.stale_state_survives_non_last_backward;
   for (auto& [name, g] : groups_) {
     g.state = State::Idle;
-    g.finished_backward = false;
+    g.finished_backward = g.hooked_for_backward = false;
     if (last) g.slot(BufferKind::ReduceScatterInput).set(0, "drained by the root callback of the last backward");
     if (finalize_schedule)
       g.slot(BufferKind::AllReduceInput).set(0, "dropped by the root callback");
@@ -249,6 +279,7 @@ void BufferModel::on_reset_after_fault(Group& g) {
     if (!switches_.all_reduce_state_per_group) h.slot(BufferKind::AllReduceInput).set(0, "dropped by the reset after a fault");
   }
   g.state = State::Idle;
+  g.hooked_for_backward = false;
   g.wait_due.reset();
   g.pending = g.unsharded = g.pending_may_drop = false;
   for (BufferKind k : {BufferKind::PendingAllGather, BufferKind::UnshardedParam, BufferKind::ShardedPostForward,
@@ -292,6 +323,7 @@ std::string BufferModel::compare_and_learn(const std::map<std::string, memory::K
       mismatch = os.str();
       slot.set(bytes, slot.why);  // judge what follows from what is there
     }
+    learn_silent_wait(g);
   }
   for (const auto& [name, totals] : booked) {
     if (groups_.count(name) || !mismatch.empty()) continue;
@@ -299,6 +331,18 @@ std::string BufferModel::compare_and_learn(const std::map<std::string, memory::K
       if (v != 0) return "group " + name + " holds ledger bytes but is no FSDP group of this rank";
   }
   return mismatch;
+}
+
+BufferModel BufferModel::after_recovery(const BufferModel& attempt) const {
+  BufferModel clean = *this;
+  for (auto& [name, g] : clean.groups_) {
+    const Group& tried = attempt.groups_.at(name);
+    for (BufferKind k : {BufferKind::PersistentAllGather, BufferKind::OptimizerState}) {
+      const Slot& kept = tried.slots[static_cast<std::size_t>(k)];
+      if (kept.bytes > g.slot(k).bytes) g.slot(k).set(kept.bytes, "created by the failed attempt and kept");
+    }
+  }
+  return clean;
 }
 
 std::map<std::string, memory::KindTotals> BufferModel::expected() const {

@@ -46,6 +46,7 @@ struct ModelSwitches {
   bool all_reduce_state_per_group = false;       // before PR #179443: each group keeps its HSDP output
   bool stale_state_survives_non_last_backward = false;
   bool world1_persistent_all_gather = false;     // torch >= 2.11: world size 1 reuses one buffer
+  bool recompute_of_finished_group_takes_forward_path = false;  // strict: S6's second use re-runs forward
   bool adamw = false;
   int micro_batches = 1;
   // Some fully_shard-ed module holds no parameters of its own: its hooks record no event.
@@ -67,6 +68,10 @@ class BufferModel {
   // Everything the model holds, for a snapshot and its restore (a failed attempt's events are
   // judged on a copy, and the retry starts from the step's start).
   std::map<std::string, memory::KindTotals> expected() const;
+  // What a reset after a fault returns to: this model (the step's start), keeping only the buffers
+  // FSDP2 keeps across steps that `attempt` created (the world-1 persistent all-gather buffer,
+  // optimizer moments).
+  BufferModel after_recovery(const BufferModel& attempt) const;
 
  private:
   enum class State { Idle, Forward, PreBackward, PostBackward };
@@ -77,12 +82,16 @@ class BufferModel {
     std::optional<bool> wait_due;  // a wait follows (true: in forward, the implicit deferred free)
     bool finished_backward = false;
     bool pending_may_drop = false;  // strict's drop of an unconsumed all-gather, left open
+    bool hooked_for_backward = false;  // its state's pre-backward hook fired in this pass
+    bool silent_wait_may_run = false;  // a recompute may wait for its all-gather with no event
     std::array<Slot, memory::kBufferKinds> slots{};
     Slot& slot(memory::BufferKind k) { return slots[static_cast<std::size_t>(k)]; }
   };
 
   bool gathers_into_persistent_buffer(const Group& g) const;
   void settle(const memory::TimelineEvent& e);  // between the previous event and e
+  void settle_group(const std::string& name, Group& g, const memory::TimelineEvent& e);
+  void learn_silent_wait(Group& g);
   void wait_for_all_gather(const std::string& name, Group& g, bool forward);
   void free_deferred();
   void may_have_flushed();  // the deferred slot may be empty now (a flush no event records)

@@ -28,7 +28,7 @@ std::string judge_recovery(const lifetimes::BufferModel& at_step_begin, const Re
     const memory::TimelineEvent& e = rec.events[i];
     attempt.step(e);
     if (e.event != memory::Event::Recovered) continue;
-    lifetimes::BufferModel clean = at_step_begin;
+    lifetimes::BufferModel clean = at_step_begin.after_recovery(attempt);
     if (std::string m = clean.compare_and_learn(e.ledger_by_group); !m.empty())
       return where(e, i, " (a failed attempt)") + ": the reset did not return to the step's start: " + m;
   }
