@@ -68,6 +68,7 @@ Verdict check_checkpoint_policy_honoured(const Scenario&, const RunRecord&);
 Verdict check_flat_end_of_step_memory(const Scenario&, const RunRecord&);
 Verdict check_teardown_to_baseline(const Scenario&, const RunRecord&);
 Verdict check_buffers_live_as_fsdp2_holds(const Scenario&, const RunRecord&);
+Verdict check_every_byte_explained(const Scenario&, const RunRecord&);
 Verdict check_params_stored_as_planned(const Scenario&, const RunRecord&);
 Verdict check_parity_with_reference(const Scenario&, const RunRecord&);
 Verdict check_peak_within_bound(const Scenario&, const RunRecord&);

@@ -54,6 +54,11 @@ const std::vector<Property>& all_properties() {
        "(harness/lifetimes' model, stepped by the timeline), and a recovered attempt's reset returns the ledger "
        "to the step's start",
        check_buffers_live_as_fsdp2_holds},
+      {"every_byte_explained",
+       "within one hook (no model compute between two events) every allocator byte that came or went is a ledger "
+       "byte or an unsharded gradient, and the peak passes the bytes before it only by the buffers the hook books "
+       "and FSDP2's own temporaries",
+       check_every_byte_explained},
       {"params_stored_as_planned",
        "every parameter is sharded in its planned dtype (the model's; float32 masters for trainable ones under "
        "mixed precision)",
