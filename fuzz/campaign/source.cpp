@@ -3,6 +3,8 @@
 
 #include "fuzz/gen/generate.h"
 
+#include <rapidcheck/shrinkable/Transform.h>
+
 namespace shardfuzz::fuzz {
 namespace {
 
@@ -28,6 +30,17 @@ std::string Draw::describe() const {
   return "generated";
 }
 
-Draw GeneratorSource::draw(uint64_t seed, int size) { return {generate_shrinkable(gen_, seed, size), Draw::Origin::Generated, ""}; }
+Draw GeneratorSource::draw(uint64_t seed, int size) {
+  rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(gen_, seed, size);
+  const uint64_t roll = splitmix64(seed ^ 0x7265636f76657279ULL);  // "recovery": apart from the generator's stream
+  if (!gen_.faults && static_cast<int>(roll % 100) < gen_.recoverable_fault_percent) {
+    const int allocation = static_cast<int>((roll >> 8) % 300);
+    drawn = rc::shrinkable::map(std::move(drawn), [allocation](harness::Scenario sc) {
+      if (sc.faults.empty()) sc.faults.push_back(harness::FaultSpec::oom_at_allocation(0, allocation));
+      return sc;
+    });
+  }
+  return {std::move(drawn), Draw::Origin::Generated, ""};
+}
 
 }  // namespace shardfuzz::fuzz

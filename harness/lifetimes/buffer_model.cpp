@@ -127,6 +127,7 @@ void BufferModel::step(const memory::TimelineEvent& e) {
     case Event::Reshard: if (g) on_reshard(*g, e); break;
     case Event::PostForward: if (g) on_post_forward(e.group, e); break;
     case Event::PreBackwardBegin: if (g) on_pre_backward_begin(*g); break;
+    case Event::NonfiniteGrad:  // recorded inside post_backward, after the reduce
     case Event::PostBackward: if (g) on_post_backward(*g, e.group); break;
     case Event::FinalizeBackward: if (g) on_finalize_backward(*g); break;
     case Event::ResetAfterFault: if (g) on_reset_after_fault(*g); break;
@@ -335,7 +336,20 @@ std::string BufferModel::compare_and_learn(const std::map<std::string, memory::K
 
 BufferModel BufferModel::after_recovery(const BufferModel& attempt) const {
   BufferModel clean = *this;
+  clean.deferred_owner_.clear();
+  clean.iter_forward_root_.clear();
+  clean.flush_due_ = clean.flush_may_be_due_ = false;
+  clean.prefetch_target_.clear();
   for (auto& [name, g] : clean.groups_) {
+    // The reset drops every gathered buffer (what a previous forward kept too: the next use gathers
+    // again) and every reduce state; it restores gradients and moments to the step's start.
+    g.state = State::Idle;
+    g.wait_due.reset();
+    g.pending = g.unsharded = g.pending_may_drop = g.hooked_for_backward = g.silent_wait_may_run = false;
+    g.finished_backward = false;
+    for (BufferKind k : {BufferKind::PendingAllGather, BufferKind::UnshardedParam, BufferKind::DeferredAllGather,
+                         BufferKind::ShardedPostForward, BufferKind::ReduceScatterInput, BufferKind::AllReduceInput})
+      g.slot(k).set(0, "dropped by the reset after a fault");
     const Group& tried = attempt.groups_.at(name);
     for (BufferKind k : {BufferKind::PersistentAllGather, BufferKind::OptimizerState}) {
       const Slot& kept = tried.slots[static_cast<std::size_t>(k)];

@@ -68,9 +68,9 @@ class BufferModel {
   // Everything the model holds, for a snapshot and its restore (a failed attempt's events are
   // judged on a copy, and the retry starts from the step's start).
   std::map<std::string, memory::KindTotals> expected() const;
-  // What a reset after a fault returns to: this model (the step's start), keeping only the buffers
-  // FSDP2 keeps across steps that `attempt` created (the world-1 persistent all-gather buffer,
-  // optimizer moments).
+  // What a reset after a fault returns to: this model (the step's start) with every gathered buffer
+  // and reduce state dropped, plus the buffers kept across steps that `attempt` created (the world-1
+  // persistent all-gather buffer, optimizer moments).
   BufferModel after_recovery(const BufferModel& attempt) const;
 
  private:

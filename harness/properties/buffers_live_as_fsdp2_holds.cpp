@@ -20,18 +20,20 @@ std::string where(const memory::TimelineEvent& e, std::size_t index, const char*
   return at;
 }
 
-// One failed attempt of `step`: its events on a copy of the model; at its "recovered" event the
-// ledger equals the step's start. "" when it does.
-std::string judge_recovery(const lifetimes::BufferModel& at_step_begin, const RecoveryRecord& rec) {
-  lifetimes::BufferModel attempt = at_step_begin;
+// One failed attempt of the step `model` begins: its events on a copy of the model; at its
+// "recovered" event the ledger equals the step's start (plus what FSDP2 keeps across steps that the
+// attempt created), which `model` becomes. "" when it does.
+std::string judge_recovery(lifetimes::BufferModel& model, const RecoveryRecord& rec) {
+  lifetimes::BufferModel attempt = model;
   for (std::size_t i = 0; i < rec.events.size(); ++i) {
     const memory::TimelineEvent& e = rec.events[i];
     attempt.step(e);
     if (e.event != memory::Event::Recovered) continue;
-    lifetimes::BufferModel clean = at_step_begin.after_recovery(attempt);
+    lifetimes::BufferModel clean = model.after_recovery(attempt);
     if (std::string m = clean.compare_and_learn(e.ledger_by_group); !m.empty())
       return where(e, i, " (a failed attempt)") + ": the reset did not return to the step's start: " + m;
   }
+  model = model.after_recovery(attempt);
   return "";
 }
 

@@ -131,7 +131,11 @@ std::string judge_rank(const RankRecord& r, bool on_device) {
   for (std::size_t i = 1; i < r.timeline.size(); ++i) {
     const TimelineEvent &prev = r.timeline[i - 1], &e = r.timeline[i];
     if (e.event == Event::Teardown) break;
-    const bool in_hook = same_hook(prev, e, chained || opens_hook(prev));
+    // A failed attempt ran between a step's end and its retry's begin (recovery kept its events apart).
+    const bool retried = e.event == Event::StepBegin &&
+                         std::any_of(r.recoveries.begin(), r.recoveries.end(),
+                                     [&](const RecoveryRecord& rec) { return rec.step == e.step; });
+    const bool in_hook = !retried && same_hook(prev, e, chained || opens_hook(prev));
     if (in_hook)
       if (std::string m = judge_pair(r, prev, e, i, on_device); !m.empty()) return m;
     chained = in_hook;
