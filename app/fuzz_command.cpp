@@ -53,6 +53,11 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
                   "draw only these fault kinds (implies --faults): straggler, collective_error, hang, crash, "
                   "exception, nan, inf, oom, abort (abort ends the case's process: a process_survives finding)")
       ->delimiter(',');
+  cmd->add_option("--recoverable-faults", o.recoverable_faults,
+                  "without --faults: the percent of cases (0-100) given one recoverable fault (an oom at a drawn "
+                  "allocation on rank 0), so that recovery and the state it leaves are always judged; the native "
+                  "backends only (0 with --differential or --backend torch)")
+      ->capture_default_str();
   cmd->add_option("--out", o.out, "folder for minimal reproducers")->capture_default_str();
   add_ci_report_flags(cmd, o.reports);
   cmd->add_flag("--keep-going", o.keep_going, "continue after a finding");
@@ -239,6 +244,9 @@ void plan_from_flags(const FuzzOptions& o, const std::string& command_line, fuzz
   c.gen.max_world = o.max_world;
   c.gen.faults = o.faults || !o.fault_kinds.empty();
   c.gen.fault_kinds = o.fault_kinds;
+  // The torch side plans no allocator faults.
+  c.gen.recoverable_fault_percent =
+      o.differential.on || o.backend.backend == "torch" ? 0 : o.recoverable_faults;
   if (o.cases != 0) c.cases = o.cases;
   if (!o.time.empty()) c.seconds = parse_duration_seconds(o.time, "--time");
   if (!c.cases && !c.seconds) c.seconds = 60;

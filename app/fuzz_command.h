@@ -28,6 +28,7 @@ struct FuzzOptions {
   std::string corpus;            // "": OUT/corpus
   bool faults = false;
   std::vector<std::string> fault_kinds;
+  int recoverable_faults = 5;  // percent of fault-free cases given one recoverable oom
   std::string until_row;
   int shrink_steps = 300;
   double shrink_seconds = 120;

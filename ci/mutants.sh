@@ -136,7 +136,7 @@ campaign() {
 # From a campaign's log: the property of its first finding, the case it failed at, when.
 # One job prints "fuzz: case K (seed S, size Z) fails P: ..."; a --jobs campaign's summary
 # "fuzz: case K fails P: ..." (its shards' own logs, OUT/jobs/I/fuzz.log, say when).
-first_property() { sed -n 's/^fuzz: case [0-9]*\( (seed [0-9]*, size [0-9]*)\)\{0,1\} fails \([a-z_]*\): .*/\2/p' "$1" | head -1; }
+first_property() { sed -n 's/^fuzz: case [0-9]*\( (seed [0-9]*, size [0-9]*)\)\{0,1\} fails \([a-z0-9_]*\): .*/\2/p' "$1" | head -1; }
 first_case() { sed -n 's/^fuzz: case \([0-9]*\)\( (seed [0-9]*, size [0-9]*)\)\{0,1\} fails .*/\1/p' "$1" | head -1; }
 found_at() {
   local at

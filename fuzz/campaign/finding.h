@@ -30,8 +30,19 @@ struct Finding {
   double seconds_to_find = 0;    // campaign start to the failing case
   double seconds_to_shrink = 0;  // and to the written reproducer
   ShrinkResult shrink;
+  // Replays of the written case after shrinking, and how many failed as the finding: fewer than all
+  // is a flaky finding (a verdict that depends on thread timing), labelled with its rate.
+  int replays = 0;
+  int replay_failures = 0;
   bool differential() const { return attribution.has_value(); }
+  bool flaky() const { return replay_failures < replays; }
+  std::string flakiness() const;  // "flaky: failed 2 of 5 replays", "" when deterministic
 };
+
+// How often a finding's case is replayed after shrinking, and how many tries a shrink candidate of
+// a flaky case gets (it keeps the failure when any fails).
+inline constexpr int kReplays = 5;
+inline constexpr int kFlakyTries = 3;
 
 // One case of a differential campaign, for its per-case JUnit and the summary.
 using CaseOutcome = harness::CampaignReport::Case;

@@ -134,6 +134,8 @@ struct Fields<fuzz::GenConfig> : PlanRecordFields<fuzz::GenConfig> {
     v("max_steps", g.max_steps, allow::Between{1, 64}, "", PlanRole::Draws);
     v("faults", g.faults, allow::Any{}, "--faults", PlanRole::Draws);
     v("fault_kinds", g.fault_kinds, allow::Any{}, "--fault-kinds", PlanRole::Draws);
+    v("recoverable_fault_percent", g.recoverable_fault_percent, allow::Between{0, 100}, "--recoverable-faults",
+      PlanRole::Draws);
   }
 };
 

@@ -55,16 +55,22 @@ void blame_natively(harness::Backend& backend, CaseRunner& runner, const CaseChe
 ShrinkResult shrink_keeping_failure(const CampaignOptions& options, harness::Backend& backend, CaseRunner& runner,
                                     const rc::Shrinkable<harness::Scenario>& drawn, const CaseCheck& failing,
                                     const std::function<bool()>& overtaken, std::optional<CasePool>& pool,
-                                    std::ostream& out) {
+                                    int tries, std::ostream& out) {
   const std::string property = *failing.property;
   // Hunting a row, a shrink step must keep the row too (e.g. row 1 needs its reentrant block:
   // replacing it by a non-reentrant one would still fail, as row 5).
-  const CasePool::Task still_fails_on = [&](CaseRunner& on, const harness::Scenario& s) -> std::optional<std::string> {
+  const CasePool::Task fails_once_on = [&](CaseRunner& on, const harness::Scenario& s) -> std::optional<std::string> {
     if (overtaken()) throw CaseOvertaken{};
     // A divergence's identity needs both sides whole; a property's, only the properties up to it.
     const CaseCheck c = on.check(s, failing.differential ? "" : property);
     if (!c.property || options.until_row.empty()) return c.failure();
     return blamed_on(on.blame(s, &c, options.until_row), options.until_row) ? c.failure() : std::nullopt;
+  };
+  // A flaky failure is shrunk under repetitions: a candidate keeps it when any of `tries` runs fails.
+  const CasePool::Task still_fails_on = [&](CaseRunner& on, const harness::Scenario& s) -> std::optional<std::string> {
+    for (int t = 0; t < tries; ++t)
+      if (auto f = fails_once_on(on, s)) return f;
+    return std::nullopt;
   };
   // Candidates run side by side on isolated workers: the same minimal case, in fewer rounds.
   ShrinkInParallel parallel;
@@ -94,22 +100,65 @@ std::string describe(const harness::Scenario& s) {
          " step(s), dim " + std::to_string(s.dims.dim);
 }
 
+namespace {
+
+// How many of `runs` runs of `s` fail as `failure` (the first failing run's message into `message`).
+int failures_in(CaseRunner& runner, const harness::Scenario& s, const std::string& failure, int runs, std::string& message) {
+  int failed = 0;
+  for (int i = 0; i < runs; ++i) {
+    const CaseCheck c = runner.check(s);
+    if (c.failure() != failure) continue;
+    if (failed++ == 0) message = c.message;
+  }
+  return failed;
+}
+
+}  // namespace
+
+std::string Finding::flakiness() const {
+  if (!flaky()) return "";
+  return "flaky: failed " + std::to_string(replay_failures) + " of " + std::to_string(replays) + " replays";
+}
+
 std::optional<Finding> shrink_case(const CampaignOptions& options, harness::Backend& backend, CaseRunner& runner,
                                    const rc::Shrinkable<harness::Scenario>& drawn, const CaseCheck& failing, int k,
                                    const std::function<bool()>& overtaken, std::ostream& out) {
   Finding f;
   f.property = *failing.property;
   f.case_index = k;
+  const std::string failure = *failing.failure();
+  // A failure that depends on thread timing cuts both ways: replay the case before shrinking it, and
+  // shrink a flaky one under repetitions.
+  std::string ignored;
+  const bool flaky_case = failures_in(runner, drawn.value(), failure, 1, ignored) == 0;
+  if (flaky_case) out << "fuzz: case " << k << " did not fail again on its replay: shrinking it under " << kFlakyTries
+                      << " tries per candidate\n" << std::flush;
   std::optional<CasePool> pool;
   try {
-    f.shrink = shrink_keeping_failure(options, backend, runner, drawn, failing, overtaken, pool, out);
+    f.shrink = shrink_keeping_failure(options, backend, runner, drawn, failing, overtaken, pool,
+                                      flaky_case ? kFlakyTries : 1, out);
   } catch (const CaseOvertaken&) {
     out << "fuzz: case " << k << " is past a lower failing case of another job: its shrink is dropped\n" << std::flush;
     return std::nullopt;
   }
   f.minimal = f.shrink.minimal;
+  // The minimal case's replays say whether the finding is deterministic; one that never fails again
+  // falls back to the case that failed, with the message it failed with: a finding is never written
+  // as a passing reproducer, nor with an empty message.
+  f.replays = kReplays;
+  f.replay_failures = failures_in(runner, f.minimal, failure, kReplays, f.message);
+  if (f.replay_failures == 0) {
+    f.minimal = drawn.value();
+    f.replay_failures = failures_in(runner, f.minimal, failure, kReplays, f.message);
+    if (f.replay_failures == 0) {
+      f.message = failing.message;
+      f.replay_failures = 1;  // the campaign's own run
+      f.replays = kReplays + 1;
+    }
+  }
+  if (f.message.empty()) f.message = failing.message.empty() ? "failed " + failure + " (no message)" : failing.message;
+  if (f.flaky()) f.message += " [" + f.flakiness() + "]";
   const CaseCheck minimal_check = runner.check(f.minimal);
-  f.message = minimal_check.message;
   nlohmann::json differential;
   if (minimal_check.differential) differential = attribute_differential(*runner.differential(), *minimal_check.differential, f);
   else blame_natively(backend, runner, minimal_check, f);

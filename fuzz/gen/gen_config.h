@@ -14,12 +14,12 @@ struct GenConfig {
   int max_blocks = 4;   // the block list holds 1..max_blocks blocks (at size >= 50; fewer below)
   int max_steps = 3;    // steps are drawn from 1..max_steps
   bool faults = false;  // draw a fault plan (1-2 faults) for every scenario
+  std::vector<std::string> fault_kinds;  // the kinds drawn (empty: gen::default_fault_kinds())
   // Without `faults`: the share of cases (0-100) that a campaign gives one recoverable fault (an oom
   // at an allocation drawn from the case's seed, on rank 0), so that every campaign exercises
   // recovery and the oracles that judge the state it leaves. It is added to the draw, not drawn by
   // the generator, so fault-free draws stay what they were.
   int recoverable_fault_percent = 5;
-  std::vector<std::string> fault_kinds;  // the kinds drawn (empty: gen::default_fault_kinds())
 };
 
 }  // namespace shardfuzz::fuzz

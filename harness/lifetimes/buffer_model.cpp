@@ -9,16 +9,20 @@ using memory::BufferKind;
 using memory::Event;
 
 ModelSwitches ModelSwitches::of(const Scenario& sc) {
+  ModelSwitches s = of(sc.profile);
+  s.adamw = sc.optimizer.kind == train::OptimizerConfig::Kind::AdamW;
+  s.micro_batches = sc.micro_batches;
+  return s;
+}
+
+ModelSwitches ModelSwitches::of(const semantics::Profile& p) {
   ModelSwitches s;
-  const semantics::Profile& p = sc.profile;
   s.post_forward_in_backward = p.post_forward_reshards_during_backward;
   s.drop_unconsumed_at_post_backward = p.free_unconsumed_all_gather_at_post_backward;
   s.all_reduce_state_per_group = p.all_reduce_state_per_group;
   s.stale_state_survives_non_last_backward = p.stale_state_survives_non_last_backward;
   s.world1_persistent_all_gather = p.world1_persistent_all_gather_buffer;
   s.recompute_of_finished_group_takes_forward_path = p.recompute_of_finished_group_takes_forward_path;
-  s.adamw = sc.optimizer.kind == train::OptimizerConfig::Kind::AdamW;
-  s.micro_batches = sc.micro_batches;
   return s;
 }
 
@@ -123,9 +127,9 @@ void BufferModel::step(const memory::TimelineEvent& e) {
   Group* g = it == groups_.end() ? nullptr : &it->second;
   switch (e.event) {
     case Event::PreForward: if (g) on_pre_forward(*g, e.group); break;
-    case Event::AllGatherIssued: if (g) on_all_gather_issued(*g, e.group, e); break;
-    case Event::Reshard: if (g) on_reshard(*g, e); break;
-    case Event::PostForward: if (g) on_post_forward(e.group, e); break;
+    case Event::AllGatherIssued: if (g) on_all_gather_issued(*g, e.group); break;
+    case Event::Reshard: if (g) on_reshard(*g); break;
+    case Event::PostForward: if (g) on_post_forward(e.group); break;
     case Event::PreBackwardBegin: if (g) on_pre_backward_begin(*g); break;
     case Event::NonfiniteGrad:  // recorded inside post_backward, after the reduce
     case Event::PostBackward: if (g) on_post_backward(*g, e.group); break;
@@ -160,7 +164,7 @@ bool BufferModel::gathers_into_persistent_buffer(const Group& g) const {
   return switches_.world1_persistent_all_gather && g.size.shard_size == 1;
 }
 
-void BufferModel::on_all_gather_issued(Group& g, const std::string& name, const memory::TimelineEvent& e) {
+void BufferModel::on_all_gather_issued(Group& g, const std::string& name) {
   g.pending = true;
   if (gathers_into_persistent_buffer(g)) {
     // No collective: the unshard wraps the one persistent buffer, allocated at the first and kept.
@@ -170,14 +174,17 @@ void BufferModel::on_all_gather_issued(Group& g, const std::string& name, const 
     pending.set(pending.bytes + g.size.all_gather, "issued, alive until its wait");
   }
   // A prefetch's all-gather waits for its group's own hook; the group's own unshard waits at once.
-  if (prefetch_target_ != name) g.wait_due = e.state() == std::optional<std::string>("FORWARD");
+  if (prefetch_target_ != name) g.wait_due = g.state == State::Forward;
 }
 
-void BufferModel::on_reshard(Group& g, const memory::TimelineEvent& e) {
-  if (e.kept()) return;
+void BufferModel::on_reshard(Group& g) {
+  const bool in_forward = g.state == State::Forward;  // between its pre_forward and post_forward
+  // The scenario's reshard_after_forward, not the event's own "kept": a reshard that ignores it
+  // is judged by what it keeps.
+  if (in_forward && g.size.keeps_after_forward) return;
   g.unsharded = false;
   g.slot(BufferKind::UnshardedParam).set(0, "freed by its reshard");
-  if (e.state() == std::optional<std::string>("FORWARD") && g.size.shard_size > 2) {
+  if (in_forward && g.size.shard_size > 2) {
     // An int reshard_after_forward keeps a 1/N clone (N >= 2) instead: which one the scenario asked
     // is reshard_after_forward_honoured's to judge.
     Slot& slice = g.slot(BufferKind::ShardedPostForward);
@@ -187,8 +194,7 @@ void BufferModel::on_reshard(Group& g, const memory::TimelineEvent& e) {
   }
 }
 
-void BufferModel::on_post_forward(const std::string& name, const memory::TimelineEvent& e) {
-  (void)e;
+void BufferModel::on_post_forward(const std::string& name) {
   groups_[name].state = State::Idle;
   if (switches_.parameterless_states) flush_may_be_due_ = true;  // the post_forward may be a forward root's
   if (name == iter_forward_root_) {  // the forward root's post_forward flushes the deferred slot
@@ -357,6 +363,20 @@ BufferModel BufferModel::after_recovery(const BufferModel& attempt) const {
     }
   }
   return clean;
+}
+
+std::vector<std::string> BufferModel::pending_groups() const {
+  std::vector<std::string> out;
+  for (const auto& [name, g] : groups_)
+    if (g.pending) out.push_back(name);
+  return out;
+}
+
+std::vector<std::string> BufferModel::unsharded_groups() const {
+  std::vector<std::string> out;
+  for (const auto& [name, g] : groups_)
+    if (g.unsharded) out.push_back(name);
+  return out;
 }
 
 std::map<std::string, memory::KindTotals> BufferModel::expected() const {

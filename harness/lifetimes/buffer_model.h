@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace shardfuzz::harness::lifetimes {
 
@@ -51,6 +52,7 @@ struct ModelSwitches {
   int micro_batches = 1;
   // Some fully_shard-ed module holds no parameters of its own: its hooks record no event.
   bool parameterless_states = false;
+  static ModelSwitches of(const semantics::Profile& profile);
   static ModelSwitches of(const Scenario& sc);
   static ModelSwitches of(const Scenario& sc, const std::map<std::string, GroupSizes>& sizes);
 };
@@ -68,6 +70,10 @@ class BufferModel {
   // Everything the model holds, for a snapshot and its restore (a failed attempt's events are
   // judged on a copy, and the retry starts from the step's start).
   std::map<std::string, memory::KindTotals> expected() const;
+  // The groups with an all-gather pending, and those holding unsharded parameters, sorted: what a
+  // recorded torch trace lists after each event.
+  std::vector<std::string> pending_groups() const;
+  std::vector<std::string> unsharded_groups() const;
   // What a reset after a fault returns to: this model (the step's start) with every gathered buffer
   // and reduce state dropped, plus the buffers kept across steps that `attempt` created (the world-1
   // persistent all-gather buffer, optimizer moments).
@@ -96,9 +102,9 @@ class BufferModel {
   void free_deferred();
   void may_have_flushed();  // the deferred slot may be empty now (a flush no event records)
   void on_pre_forward(Group& g, const std::string& name);
-  void on_all_gather_issued(Group& g, const std::string& name, const memory::TimelineEvent& e);
-  void on_reshard(Group& g, const memory::TimelineEvent& e);
-  void on_post_forward(const std::string& name, const memory::TimelineEvent& e);
+  void on_all_gather_issued(Group& g, const std::string& name);
+  void on_reshard(Group& g);
+  void on_post_forward(const std::string& name);
   void on_forward_end();
   void on_pre_backward_begin(Group& g);
   void on_post_backward(Group& g, const std::string& name);

@@ -22,7 +22,14 @@ struct GroupSizes {
   int64_t optimizer_bound = 0;       // AdamW's two moments of the trainable shards, at most
   int shard_size = 1;       // ranks the group is sharded over
   bool all_trainable = true;
+  // Its reshard at the end of forward keeps the unsharded parameters (reshard_after_forward False
+  // or 1, "auto" on the root; the root whatever was asked where the profile clamps it).
+  bool keeps_after_forward = false;
 };
+
+// Whether the group of module `path` ("" or "root": the root) keeps its parameters after forward,
+// from the scenario's fully_shard options and the profile (section 7).
+bool keeps_after_forward(const Scenario& sc, const std::string& group);
 
 // By group name, for one rank.
 std::map<std::string, GroupSizes> group_sizes(const Scenario& sc, const RankRecord& r);
