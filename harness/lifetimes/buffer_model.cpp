@@ -17,7 +17,6 @@ ModelSwitches ModelSwitches::of(const Scenario& sc) {
 
 ModelSwitches ModelSwitches::of(const semantics::Profile& p) {
   ModelSwitches s;
-  s.post_forward_in_backward = p.post_forward_reshards_during_backward;
   s.drop_unconsumed_at_post_backward = p.free_unconsumed_all_gather_at_post_backward;
   s.all_reduce_state_per_group = p.all_reduce_state_per_group;
   s.stale_state_survives_non_last_backward = p.stale_state_survives_non_last_backward;

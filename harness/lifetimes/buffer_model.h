@@ -9,8 +9,11 @@
 // deferred slot (implicit forward), keeps one reduce-scatter input (upstream's K = 1), an HSDP reduce
 // output, sharded gradients and optimizer moments. A wait, a deferred flush and the root callback's
 // drain happen between events, so the model resolves them at the next event. The profile's switches
-// are the model's switches (semantics::Profile): under torch-2.9 the recompute's post_forward
-// reshards, so the leak's mistargeted all-gather is what the model expects there.
+// are the model's switches (semantics::Profile). Where a profile changes only which events happen
+// (torch-2.9's recompute runs post_forward's reshard and records it), the model follows the events:
+// the leak's mistargeted all-gather is then what it expects, and per_layer_return_to_baseline
+// names the leak; where a profile changes what an event frees (strict's drop of unconsumed
+// all-gathers, the HSDP output kept per group, world-1's persistent buffer), a switch does.
 //
 // Where FSDP2 leaves a size open (which parameters got a gradient; whether a slice or the whole
 // group was kept), the model names the one event at which a (group, kind) may take a new value
@@ -42,7 +45,6 @@ struct Slot {
 };
 
 struct ModelSwitches {
-  bool post_forward_in_backward = false;         // torch <= 2.9: the recompute's post_forward reshards
   bool drop_unconsumed_at_post_backward = false;  // strict: a finished group's prefetch is freed at once
   bool all_reduce_state_per_group = false;       // before PR #179443: each group keeps its HSDP output
   bool stale_state_survives_non_last_backward = false;

@@ -40,10 +40,7 @@ std::map<std::string, GroupSizes> group_sizes(const Scenario& sc, const RankReco
     g.sharded += s.padded_bytes;
     g.unsharded += s.unsharded_bytes;
     g.all_gather += unsharded_numel * first_element[s.group];
-    if (!s.requires_grad) {
-      g.all_trainable = false;
-      continue;
-    }
+    if (!s.requires_grad) continue;
     g.grad_bound += s.padded_bytes;
     g.optimizer_bound += 2 * s.padded_bytes;
     g.reduce_scatter_bound += unsharded_numel * (reduced_element > 0 ? reduced_element : unsharded_element);

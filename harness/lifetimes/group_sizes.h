@@ -21,7 +21,6 @@ struct GroupSizes {
   int64_t reduce_scatter_bound = 0;  // one reduce-scatter input: trainable unsharded numel in the reduce dtype
   int64_t optimizer_bound = 0;       // AdamW's two moments of the trainable shards, at most
   int shard_size = 1;       // ranks the group is sharded over
-  bool all_trainable = true;
   // Its reshard at the end of forward keeps the unsharded parameters (reshard_after_forward False
   // or 1, "auto" on the root; the root whatever was asked where the profile clamps it).
   bool keeps_after_forward = false;

@@ -67,7 +67,7 @@ std::string judge_trace(const std::string& path) {
   for (const auto& step : trace.at("steps"))
     for (const auto& e : step)
       if (const std::string g = e.value("group", ""); !g.empty())
-        sizes[g] = {1, 100, 100, 0, 0, 0, sc.world_size, true, lifetimes::keeps_after_forward(sc, g)};
+        sizes[g] = {1, 100, 100, 0, 0, 0, sc.world_size, lifetimes::keeps_after_forward(sc, g)};
   lifetimes::BufferModel model(sizes, lifetimes::ModelSwitches::of(sc, sizes));
   int step = 0;
   for (const auto& events : trace.at("steps")) {
@@ -117,7 +117,7 @@ struct Timeline {
 };
 
 lifetimes::BufferModel one_group(const semantics::Profile& profile) {
-  lifetimes::GroupSizes b{100, 400, 400, 100, 400, 200, 2, true};
+  lifetimes::GroupSizes b{100, 400, 400, 100, 400, 200, 2, false};
   return lifetimes::BufferModel({{"b", b}}, lifetimes::ModelSwitches::of(profile));
 }
 
@@ -158,7 +158,7 @@ TEST(Lifetimes, AnUnshardedBufferBookedPastItsReshardIsNamed) {
 }
 
 TEST(Lifetimes, AReduceScatterInputKeptPastTheNextReduceIsNamed) {
-  lifetimes::GroupSizes g{100, 400, 400, 100, 400, 200, 2, true};
+  lifetimes::GroupSizes g{100, 400, 400, 100, 400, 200, 2, false};
   lifetimes::BufferModel model({{"a", g}, {"b", g}}, lifetimes::ModelSwitches::of(semantics::Profile::named("strict")));
   Timeline t;
   auto at = [&](const std::string& group, BufferKind k, int64_t v) { t.events.back().ledger_by_group[group][static_cast<std::size_t>(k)] = v; };
