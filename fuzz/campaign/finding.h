@@ -42,6 +42,7 @@ struct Finding {
 // How often a finding's case is replayed after shrinking, and how many tries a shrink candidate of
 // a flaky case gets (it keeps the failure when any fails).
 inline constexpr int kReplays = 5;
+inline constexpr int kReplaysOfADeadProcess = 2;  // a hang costs the case's wall-clock limit each time
 inline constexpr int kFlakyTries = 3;
 
 // One case of a differential campaign, for its per-case JUnit and the summary.

@@ -4,6 +4,7 @@
 #include "fuzz/campaign/case_pool.h"
 #include "fuzz/campaign/triage.h"
 #include "fuzz/campaign/write_reproducer.h"
+#include "harness/properties/property.h"
 #include "harness/zoo/blame.h"
 
 namespace shardfuzz::fuzz {
@@ -145,15 +146,17 @@ std::optional<Finding> shrink_case(const CampaignOptions& options, harness::Back
   // The minimal case's replays say whether the finding is deterministic; one that never fails again
   // falls back to the case that failed, with the message it failed with: a finding is never written
   // as a passing reproducer, nor with an empty message.
-  f.replays = kReplays;
-  f.replay_failures = failures_in(runner, f.minimal, failure, kReplays, f.message);
+  // A process that hung costs its wall-clock limit per replay: fewer of those.
+  const int replays = f.property == harness::kProcessSurvives ? kReplaysOfADeadProcess : kReplays;
+  f.replays = replays;
+  f.replay_failures = failures_in(runner, f.minimal, failure, replays, f.message);
   if (f.replay_failures == 0) {
     f.minimal = drawn.value();
-    f.replay_failures = failures_in(runner, f.minimal, failure, kReplays, f.message);
+    f.replay_failures = failures_in(runner, f.minimal, failure, replays, f.message);
     if (f.replay_failures == 0) {
       f.message = failing.message;
       f.replay_failures = 1;  // the campaign's own run
-      f.replays = kReplays + 1;
+      f.replays = replays + 1;
     }
   }
   if (f.message.empty()) f.message = failing.message.empty() ? "failed " + failure + " (no message)" : failing.message;
