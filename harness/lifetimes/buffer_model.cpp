@@ -8,13 +8,6 @@ namespace shardfuzz::harness::lifetimes {
 using memory::BufferKind;
 using memory::Event;
 
-ModelSwitches ModelSwitches::of(const Scenario& sc) {
-  ModelSwitches s = of(sc.profile);
-  s.adamw = sc.optimizer.kind == train::OptimizerConfig::Kind::AdamW;
-  s.micro_batches = sc.micro_batches;
-  return s;
-}
-
 ModelSwitches ModelSwitches::of(const semantics::Profile& p) {
   ModelSwitches s;
   s.drop_unconsumed_at_post_backward = p.free_unconsumed_all_gather_at_post_backward;
@@ -26,7 +19,9 @@ ModelSwitches ModelSwitches::of(const semantics::Profile& p) {
 }
 
 ModelSwitches ModelSwitches::of(const Scenario& sc, const std::map<std::string, GroupSizes>& sizes) {
-  ModelSwitches s = of(sc);
+  ModelSwitches s = of(sc.profile);
+  s.adamw = sc.optimizer.kind == train::OptimizerConfig::Kind::AdamW;
+  s.micro_batches = sc.micro_batches;
   for (const auto& [path, spec] : sc.fully_shard)
     if (!sizes.count(path.empty() ? "root" : path)) s.parameterless_states = true;
   return s;
@@ -82,7 +77,7 @@ void BufferModel::learn_silent_wait(Group& g) {
   if (!g.silent_wait_may_run) return;
   g.silent_wait_may_run = false;
   if (g.unsharded || g.slot(BufferKind::UnshardedParam).bytes == 0) return;
-  g.pending = g.pending_may_drop = false;
+  g.pending = false;
   g.unsharded = true;
   g.slot(BufferKind::PendingAllGather).set(0, "consumed by a recompute's unrecorded wait");
   g.slot(BufferKind::ShardedPostForward).set(0, "dropped by the wait that gathered from it");
@@ -91,7 +86,6 @@ void BufferModel::learn_silent_wait(Group& g) {
 void BufferModel::wait_for_all_gather(const std::string& name, Group& g, bool forward) {
   if (!g.pending) return;  // unsharded already (kept after forward, or gathered for an earlier use)
   g.pending = false;
-  g.pending_may_drop = false;
   g.slot(BufferKind::PendingAllGather).set(0, "consumed by its wait (copy-out)");
   if (forward) {
     // Implicit forward: the wait frees the previous group's parked output and parks this one.
@@ -133,13 +127,14 @@ void BufferModel::step(const memory::TimelineEvent& e) {
     case Event::NonfiniteGrad:  // recorded inside post_backward, after the reduce
     case Event::PostBackward: if (g) on_post_backward(*g, e.group); break;
     case Event::FinalizeBackward: if (g) on_finalize_backward(*g); break;
-    case Event::ResetAfterFault: if (g) on_reset_after_fault(*g); break;
     case Event::BackwardEnd: on_backward_end(e); break;
     case Event::ForwardEnd:
     case Event::EvalForwardEnd: on_forward_end(); break;
     case Event::OptimizerStep: on_optimizer_step(); break;
     case Event::ZeroGrad: on_zero_grad(); break;
-    default: break;  // the rest allocate and free nothing FSDP2 owns
+    // The rest allocate and free nothing FSDP2 owns. (A reset after a fault is after_recovery's: a
+    // failed attempt is judged only where it ends.)
+    default: break;
   }
   prefetch_target_ = e.event == Event::Prefetch && !e.skipped() ? e.prefetch_target().value_or("") : "";
 }
@@ -217,12 +212,10 @@ void BufferModel::on_pre_backward_begin(Group& g) {
 
 void BufferModel::on_post_backward(Group& g, const std::string& name) {
   g.state = State::PostBackward;
-  g.finished_backward = true;
   for (auto& [other, h] : groups_) {
     if (switches_.drop_unconsumed_at_post_backward && h.pending) {
       // strict frees the all-gather of a group no backward of this pass will consume (this one's
       // too); whether one will (a group used twice) is per_layer_return_to_baseline's to judge.
-      h.pending_may_drop = true;
       Slot& pending = h.slot(BufferKind::PendingAllGather);
       pending.may_become(0, pending.bytes, "an all-gather no backward may consume, dropped at post_backward");
     }
@@ -241,7 +234,6 @@ void BufferModel::on_post_backward(Group& g, const std::string& name) {
 
 void BufferModel::on_finalize_backward(Group& g) {
   g.pending = false;
-  g.pending_may_drop = false;
   g.slot(BufferKind::PendingAllGather).set(0, "an unconsumed all-gather, dropped by finalize_backward");
   if (switches_.all_reduce_state_per_group)
     g.slot(BufferKind::AllReduceInput).set(0, "its HSDP reduce output, dropped by finalize_backward");
@@ -254,7 +246,7 @@ void BufferModel::on_backward_end(const memory::TimelineEvent& e) {
   const bool finalize_schedule = last || !switches_.stale_state_survives_non_last_backward;
   for (auto& [name, g] : groups_) {
     g.state = State::Idle;
-    g.finished_backward = g.hooked_for_backward = false;
+    g.hooked_for_backward = false;
     if (last) g.slot(BufferKind::ReduceScatterInput).set(0, "drained by the root callback of the last backward");
     if (finalize_schedule)
       g.slot(BufferKind::AllReduceInput).set(0, "dropped by the root callback");
@@ -275,24 +267,6 @@ void BufferModel::on_zero_grad() {
   for (auto& [name, g] : groups_) g.slot(BufferKind::Grad).set(0, "set to None by zero_grad");
 }
 
-void BufferModel::on_reset_after_fault(Group& g) {
-  // The shared context is reset before any group: the deferred slot, the reduce-scatter inputs.
-  free_deferred();
-  flush_due_ = false;
-  iter_forward_root_.clear();
-  for (auto& [name, h] : groups_) {
-    h.slot(BufferKind::ReduceScatterInput).set(0, "dropped by the reset after a fault");
-    if (!switches_.all_reduce_state_per_group) h.slot(BufferKind::AllReduceInput).set(0, "dropped by the reset after a fault");
-  }
-  g.state = State::Idle;
-  g.hooked_for_backward = false;
-  g.wait_due.reset();
-  g.pending = g.unsharded = g.pending_may_drop = false;
-  for (BufferKind k : {BufferKind::PendingAllGather, BufferKind::UnshardedParam, BufferKind::ShardedPostForward,
-                       BufferKind::AllReduceInput})
-    g.slot(k).set(0, "freed by the reset after a fault");
-}
-
 // --- judging -----------------------------------------------------------------------------------
 
 std::string BufferModel::compare_and_learn(const std::map<std::string, memory::KindTotals>& booked) {
@@ -308,12 +282,11 @@ std::string BufferModel::compare_and_learn(const std::map<std::string, memory::K
         slot.set(bytes, slot.why);
         if (static_cast<BufferKind>(k) == BufferKind::DeferredAllGather && bytes == 0 && deferred_owner_ == name)
           deferred_owner_.clear();
-        // Dropped: no longer pending. (A world-1 group gathering into its persistent buffer books no
-        // pending bytes either way; if it was dropped, its next hook issues the all-gather again.)
-        if (static_cast<BufferKind>(k) == BufferKind::PendingAllGather && g.pending_may_drop && bytes == 0 &&
-            !gathers_into_persistent_buffer(g))
+        // Dropped or consumed unrecorded: no longer pending. (A world-1 group gathering into its
+        // persistent buffer books no pending bytes either way; if it was dropped, its next hook
+        // issues the all-gather again.)
+        if (static_cast<BufferKind>(k) == BufferKind::PendingAllGather && bytes == 0 && !gathers_into_persistent_buffer(g))
           g.pending = false;
-        g.pending_may_drop = false;
         continue;
       }
       if (!slot.learn && bytes == slot.bytes) continue;
@@ -350,8 +323,7 @@ BufferModel BufferModel::after_recovery(const BufferModel& attempt) const {
     // again) and every reduce state; it restores gradients and moments to the step's start.
     g.state = State::Idle;
     g.wait_due.reset();
-    g.pending = g.unsharded = g.pending_may_drop = g.hooked_for_backward = g.silent_wait_may_run = false;
-    g.finished_backward = false;
+    g.pending = g.unsharded = g.hooked_for_backward = g.silent_wait_may_run = false;
     for (BufferKind k : {BufferKind::PendingAllGather, BufferKind::UnshardedParam, BufferKind::DeferredAllGather,
                          BufferKind::ShardedPostForward, BufferKind::ReduceScatterInput, BufferKind::AllReduceInput})
       g.slot(k).set(0, "dropped by the reset after a fault");

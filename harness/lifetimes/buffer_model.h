@@ -55,7 +55,6 @@ struct ModelSwitches {
   // Some fully_shard-ed module holds no parameters of its own: its hooks record no event.
   bool parameterless_states = false;
   static ModelSwitches of(const semantics::Profile& profile);
-  static ModelSwitches of(const Scenario& sc);
   static ModelSwitches of(const Scenario& sc, const std::map<std::string, GroupSizes>& sizes);
 };
 
@@ -69,8 +68,7 @@ class BufferModel {
   // The first (group, kind) whose booked bytes differ from the model's after the last step, as a
   // sentence ("" when every one agrees); learned values are taken as exact from here on.
   std::string compare_and_learn(const std::map<std::string, memory::KindTotals>& booked);
-  // Everything the model holds, for a snapshot and its restore (a failed attempt's events are
-  // judged on a copy, and the retry starts from the step's start).
+  // Every (group, kind) the model holds bytes of.
   std::map<std::string, memory::KindTotals> expected() const;
   // The groups with an all-gather pending, and those holding unsharded parameters, sorted: what a
   // recorded torch trace lists after each event.
@@ -88,8 +86,6 @@ class BufferModel {
     State state = State::Idle;
     bool pending = false, unsharded = false;
     std::optional<bool> wait_due;  // a wait follows (true: in forward, the implicit deferred free)
-    bool finished_backward = false;
-    bool pending_may_drop = false;  // strict's drop of an unconsumed all-gather, left open
     bool hooked_for_backward = false;  // its state's pre-backward hook fired in this pass
     bool silent_wait_may_run = false;  // a recompute may wait for its all-gather with no event
     std::array<Slot, memory::kBufferKinds> slots{};
@@ -114,7 +110,6 @@ class BufferModel {
   void on_backward_end(const memory::TimelineEvent& e);
   void on_optimizer_step();
   void on_zero_grad();
-  void on_reset_after_fault(Group& g);
 
   std::map<std::string, Group> groups_;
   ModelSwitches switches_;

@@ -25,15 +25,12 @@ std::string where(const memory::TimelineEvent& e, std::size_t index, const char*
 // attempt created), which `model` becomes. "" when it does.
 std::string judge_recovery(lifetimes::BufferModel& model, const RecoveryRecord& rec) {
   lifetimes::BufferModel attempt = model;
-  for (std::size_t i = 0; i < rec.events.size(); ++i) {
-    const memory::TimelineEvent& e = rec.events[i];
-    attempt.step(e);
-    if (e.event != memory::Event::Recovered) continue;
-    lifetimes::BufferModel clean = model.after_recovery(attempt);
-    if (std::string m = clean.compare_and_learn(e.ledger_by_group); !m.empty())
-      return where(e, i, " (a failed attempt)") + ": the reset did not return to the step's start: " + m;
-  }
+  for (const memory::TimelineEvent& e : rec.events) attempt.step(e);
   model = model.after_recovery(attempt);
+  for (std::size_t i = 0; i < rec.events.size(); ++i)
+    if (rec.events[i].event == memory::Event::Recovered)
+      if (std::string m = model.compare_and_learn(rec.events[i].ledger_by_group); !m.empty())
+        return where(rec.events[i], i, " (a failed attempt)") + ": the reset did not return to the step's start: " + m;
   return "";
 }
 

@@ -117,12 +117,13 @@ std::string judge_pair(const RankRecord& r, const TimelineEvent& prev, const Tim
            ", unsharded grads " + std::to_string(prev.unsharded_grad_bytes) + " -> " +
            std::to_string(e.unsharded_grad_bytes) + "; allowed " + std::to_string(rounding) + ")";
   if (e.peak_bytes <= prev.peak_bytes) return "";
-  const int64_t bound = prev.allocated_bytes + h.allocated + temporaries(r, prev, e) + rounding;
+  const int64_t temporary = temporaries(r, prev, e);
+  const int64_t bound = prev.allocated_bytes + h.allocated + temporary + rounding;
   if (e.peak_bytes <= bound) return "";
   return where(r, prev, e, i) + ": the peak reached " + std::to_string(e.peak_bytes) + " bytes, " +
          std::to_string(e.peak_bytes - bound) + " over what the hook allocates (" +
          std::to_string(prev.allocated_bytes) + " before it + " + std::to_string(h.allocated) +
-         " for the buffers it booked + " + std::to_string(temporaries(r, prev, e)) +
+         " for the buffers it booked + " + std::to_string(temporary) +
          " of Shard(d>0) copy-out temporaries + rounding " + std::to_string(rounding) + ")";
 }
 

@@ -73,14 +73,17 @@ void RankRuntime::record(memory::Event event, const std::string& group, nlohmann
   e.allocated_bytes = bytes.current - baseline_bytes_;
   e.peak_bytes = bytes.peak - baseline_bytes_;
   e.reserved_bytes = probe_.reserved_bytes();
-  e.ledger = ledger_->totals();
+  // One snapshot of the ledger: by group, and from it the totals by kind and the HSDP outputs kept.
   e.ledger_by_group = ledger_->by_group();
+  for (const auto& [g, kinds] : e.ledger_by_group) {
+    for (int k = 0; k < memory::kBufferKinds; ++k) e.ledger[k] += kinds[k];
+    if (const int64_t kept = kinds[static_cast<int>(memory::BufferKind::AllReduceInput)]; kept > 0)
+      e.all_reduce_input_bytes[g] = kept;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const RegisteredGroup& g : groups_) g.snapshot(e);
   }
-  for (const std::string& g : ledger_->groups_holding(memory::BufferKind::AllReduceInput))
-    e.all_reduce_input_bytes[g] = ledger_->bytes(g, memory::BufferKind::AllReduceInput);
   std::sort(e.pending_all_gather.begin(), e.pending_all_gather.end());
   std::sort(e.unsharded.begin(), e.unsharded.end());
   std::sort(e.finished_backward.begin(), e.finished_backward.end());
