@@ -103,15 +103,21 @@ std::string describe(const harness::Scenario& s) {
 
 namespace {
 
-// How many of `runs` runs of `s` fail as `failure` (the first failing run's message into `message`).
-int failures_in(CaseRunner& runner, const harness::Scenario& s, const std::string& failure, int runs, std::string& message) {
+// Runs of one case: how many failed as the finding, and the first that did (its message and run,
+// which blame reads: no further run needed).
+struct Replays {
   int failed = 0;
+  std::optional<CaseCheck> first;
+};
+
+Replays replay(CaseRunner& runner, const harness::Scenario& s, const std::string& failure, int runs) {
+  Replays r;
   for (int i = 0; i < runs; ++i) {
-    const CaseCheck c = runner.check(s);
+    CaseCheck c = runner.check(s);
     if (c.failure() != failure) continue;
-    if (failed++ == 0) message = c.message;
+    if (r.failed++ == 0) r.first = std::move(c);
   }
-  return failed;
+  return r;
 }
 
 }  // namespace
@@ -130,8 +136,7 @@ std::optional<Finding> shrink_case(const CampaignOptions& options, harness::Back
   const std::string failure = *failing.failure();
   // A failure that depends on thread timing cuts both ways: replay the case before shrinking it, and
   // shrink a flaky one under repetitions.
-  std::string ignored;
-  const bool flaky_case = failures_in(runner, drawn.value(), failure, 1, ignored) == 0;
+  const bool flaky_case = replay(runner, drawn.value(), failure, 1).failed == 0;
   if (flaky_case) out << "fuzz: case " << k << " did not fail again on its replay: shrinking it under " << kFlakyTries
                       << " tries per candidate\n" << std::flush;
   std::optional<CasePool> pool;
@@ -148,20 +153,21 @@ std::optional<Finding> shrink_case(const CampaignOptions& options, harness::Back
   // as a passing reproducer, nor with an empty message.
   // A process that hung costs its wall-clock limit per replay: fewer of those.
   const int replays = f.property == harness::kProcessSurvives ? kReplaysOfADeadProcess : kReplays;
-  f.replays = replays;
-  f.replay_failures = failures_in(runner, f.minimal, failure, replays, f.message);
-  if (f.replay_failures == 0) {
+  Replays r = replay(runner, f.minimal, failure, replays);
+  if (r.failed == 0) {
     f.minimal = drawn.value();
-    f.replay_failures = failures_in(runner, f.minimal, failure, replays, f.message);
-    if (f.replay_failures == 0) {
-      f.message = failing.message;
-      f.replay_failures = 1;  // the campaign's own run
-      f.replays = replays + 1;
-    }
+    r = replay(runner, f.minimal, failure, replays);
   }
+  f.replays = replays;
+  f.replay_failures = r.failed;
+  if (r.failed == 0) {
+    f.replay_failures = 1;  // the campaign's own run
+    f.replays = replays + 1;
+  }
+  f.message = r.first ? r.first->message : failing.message;
   if (f.message.empty()) f.message = failing.message.empty() ? "failed " + failure + " (no message)" : failing.message;
   if (f.flaky()) f.message += " [" + f.flakiness() + "]";
-  const CaseCheck minimal_check = runner.check(f.minimal);
+  const CaseCheck minimal_check = r.first ? std::move(*r.first) : runner.check(f.minimal);
   nlohmann::json differential;
   if (minimal_check.differential) differential = attribute_differential(*runner.differential(), *minimal_check.differential, f);
   else blame_natively(backend, runner, minimal_check, f);
