@@ -36,9 +36,15 @@ void add_backend_flags(CLI::App* cmd, BackendFlags& f) {
   cmd->add_flag("--no-recovery", f.no_recovery,
                 "threads: a planned oom or exception stops the run like any other fault, instead of every rank "
                 "resetting and running the step again");
+  cmd->add_flag("--unscheduled", f.unscheduled,
+                "threads: the OS runs the rank threads in parallel on the wall clock instead of the scenario's "
+                "deterministic schedule (one rank at a time, handed over at collective boundaries); a verdict may "
+                "then depend on thread timing, and a finding is replayed to say how often it fails");
 }
 
-bool is_embedded_default(const BackendFlags& f) { return f.backend == "threads" && !f.no_recovery && f.device == "cpu"; }
+bool is_embedded_default(const BackendFlags& f) {
+  return f.backend == "threads" && !f.no_recovery && !f.unscheduled && f.device == "cpu";
+}
 
 std::unique_ptr<harness::Backend> make_backend(const BackendFlags& f) {
   if (f.deadline_s < 1 || f.deadline_s > 3600)
@@ -49,6 +55,7 @@ std::unique_ptr<harness::Backend> make_backend(const BackendFlags& f) {
   o.cpu = f.cpu;
   o.torch_deadline = std::chrono::seconds(f.deadline_s);
   o.threads.recover = !f.no_recovery;
+  o.threads.unscheduled = f.unscheduled;
   o.threads.device = f.device;
   o.nproc = f.nproc;
   o.join = f.join;

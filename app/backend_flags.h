@@ -16,6 +16,7 @@ struct BackendFlags {
   bool cpu = false;
   int deadline_s = 120;
   bool no_recovery = false;
+  bool unscheduled = false;
   std::string device = "cpu";
   int nproc = 0;
   bool join = false;

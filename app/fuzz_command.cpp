@@ -58,6 +58,11 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
                   "allocation on rank 0), so that recovery and the state it leaves are always judged; the native "
                   "backends only (0 with --differential or --backend torch)")
       ->capture_default_str();
+  cmd->add_option("--seeded-schedules", o.seeded_schedules,
+                  "the percent of multi-rank cases (0-100) whose rank threads run under a seeded schedule "
+                  "(preemptions at collective boundaries drawn from the case's seed) instead of the canonical one; "
+                  "threads backend only (docs/runtime.md, \"Deterministic schedules\")")
+      ->capture_default_str();
   cmd->add_option("--out", o.out, "folder for minimal reproducers")->capture_default_str();
   add_ci_report_flags(cmd, o.reports);
   cmd->add_flag("--keep-going", o.keep_going, "continue after a finding");
@@ -247,6 +252,7 @@ void plan_from_flags(const FuzzOptions& o, const std::string& command_line, fuzz
   // The torch side plans no allocator faults.
   c.gen.recoverable_fault_percent =
       o.differential.on || o.backend.backend == "torch" ? 0 : o.recoverable_faults;
+  c.gen.seeded_schedule_percent = o.backend.backend == "threads" && !o.differential.on ? o.seeded_schedules : 0;
   if (o.cases != 0) c.cases = o.cases;
   if (!o.time.empty()) c.seconds = parse_duration_seconds(o.time, "--time");
   if (!c.cases && !c.seconds) c.seconds = 60;

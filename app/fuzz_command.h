@@ -29,6 +29,7 @@ struct FuzzOptions {
   bool faults = false;
   std::vector<std::string> fault_kinds;
   int recoverable_faults = 5;  // percent of fault-free cases given one recoverable oom
+  int seeded_schedules = 50;   // percent of multi-rank cases run under a seeded schedule
   std::string until_row;
   int shrink_steps = 300;
   double shrink_seconds = 120;

@@ -5,6 +5,7 @@
 
 #include "harness/properties/property.h"
 #include "harness/reproducer.h"
+#include "harness/run/run_record_json.h"
 #include "harness/scenario/scenario_json.h"
 #include "harness/backends/threads/threads_backend.h"
 
@@ -27,6 +28,7 @@ CaseCheck check_here(const harness::Scenario& scenario, harness::Backend& backen
     c.property = f->property;
     c.message = f->message;
   }
+  c.schedule = run.schedule;
   if (backend.is_embedded_default()) c.run = std::move(run);
   return c;
 }
@@ -44,8 +46,9 @@ harness::isolation::WorkerReply serve(const std::string& text) {
     CaseCheck c = check_here(scenario, harness::threads_backend(), request.value("up_to", ""));
     last_failing = c.property && c.run ? request.at("scenario").dump() : "";
     last_run = c.property ? std::move(c.run) : std::nullopt;
-    harness::isolation::WorkerReply reply =
-        json{{"property", c.property ? *c.property : ""}, {"message", c.message}}.dump();
+    json out{{"property", c.property ? *c.property : ""}, {"message", c.message}};
+    if (c.schedule.scheduled) out["schedule"] = harness::to_json(c.schedule);
+    harness::isolation::WorkerReply reply = out.dump();
     if (!c.property && c.run)  // a failing check's run was moved into last_run above
       reply.after_sent = [run = std::make_shared<harness::RunRecord>(std::move(*c.run))]() mutable { run.reset(); };
     return reply;
@@ -105,6 +108,7 @@ CaseCheck CaseRunner::check(const harness::Scenario& scenario, const std::string
     const json j = json::parse(*reply);
     if (!j.at("property").get<std::string>().empty()) c.property = j.at("property").get<std::string>();
     c.message = j.at("message").get<std::string>();
+    if (j.contains("schedule")) c.schedule = harness::schedule_record_from_json(j.at("schedule"));
   } else {
     c.property = kProcessSurvives;
     c.message = why;

@@ -32,6 +32,9 @@ struct CaseCheck {
   std::optional<std::string> property;  // the first failing property (nullopt: all passed)
   std::string message;
   std::optional<harness::RunRecord> run;  // kept when run in this process on the native runtime
+  // What the threads backend's schedule did (in this process or in the isolated worker): its
+  // switches pin the interleaving, so the case replays exactly with seed 0 (shrink_case).
+  comm::ScheduleRecord schedule;
   // A differential case: both sides, and the divergence (property matches_torch) or the property
   // both fail.
   std::shared_ptr<const harness::differential::DifferentialCase> differential;

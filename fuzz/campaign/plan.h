@@ -136,6 +136,8 @@ struct Fields<fuzz::GenConfig> : PlanRecordFields<fuzz::GenConfig> {
     v("fault_kinds", g.fault_kinds, allow::Any{}, "--fault-kinds", PlanRole::Draws);
     v("recoverable_fault_percent", g.recoverable_fault_percent, allow::Between{0, 100}, "--recoverable-faults",
       PlanRole::Draws);
+    v("seeded_schedule_percent", g.seeded_schedule_percent, allow::Between{0, 100}, "--seeded-schedules",
+      PlanRole::Draws);
   }
 };
 

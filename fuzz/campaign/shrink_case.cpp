@@ -7,6 +7,8 @@
 #include "harness/properties/property.h"
 #include "harness/zoo/blame.h"
 
+#include <rapidcheck/shrinkable/Transform.h>
+
 namespace shardfuzz::fuzz {
 namespace {
 
@@ -120,6 +122,25 @@ Replays replay(CaseRunner& runner, const harness::Scenario& s, const std::string
   return r;
 }
 
+// `drawn` with its schedule replaced by the switches its run took (seed 0): the same run, decision
+// for decision, in a form the shrinker can reduce. Unchanged off the scheduled threads backend.
+rc::Shrinkable<harness::Scenario> pin_schedule(const rc::Shrinkable<harness::Scenario>& drawn,
+                                               const comm::ScheduleRecord& record) {
+  if (!record.scheduled || !drawn.value().schedule ||
+      record.switches.size() > static_cast<std::size_t>(harness::ScenarioLimits::kMaxScheduleSwitches))
+    return drawn;
+  std::optional<harness::ScheduleSpec> pinned;
+  if (!record.switches.empty()) {
+    pinned.emplace();
+    for (const auto& [decision, candidate] : record.switches)
+      pinned->switches.push_back({static_cast<int64_t>(decision), static_cast<int64_t>(candidate)});
+  }
+  return rc::shrinkable::map(drawn, [pinned](harness::Scenario s) {
+    s.schedule = pinned;
+    return s;
+  });
+}
+
 }  // namespace
 
 std::string Finding::flakiness() const {
@@ -136,12 +157,15 @@ std::optional<Finding> shrink_case(const CampaignOptions& options, harness::Back
   const std::string failure = *failing.failure();
   // A failure that depends on thread timing cuts both ways: replay the case before shrinking it, and
   // shrink a flaky one under repetitions.
-  const bool flaky_case = replay(runner, drawn.value(), failure, 1).failed == 0;
+  const Replays first = replay(runner, drawn.value(), failure, 1);
+  const bool flaky_case = first.failed == 0;
   if (flaky_case) out << "fuzz: case " << k << " did not fail again on its replay: shrinking it under " << kFlakyTries
                       << " tries per candidate\n" << std::flush;
+  // A seeded schedule becomes the switches it took, so the shrinker can drop them one by one.
+  const rc::Shrinkable<harness::Scenario> pinned = flaky_case ? drawn : pin_schedule(drawn, first.first->schedule);
   std::optional<CasePool> pool;
   try {
-    f.shrink = shrink_keeping_failure(options, backend, runner, drawn, failing, overtaken, pool,
+    f.shrink = shrink_keeping_failure(options, backend, runner, pinned, failing, overtaken, pool,
                                       flaky_case ? kFlakyTries : 1, out);
   } catch (const CaseOvertaken&) {
     out << "fuzz: case " << k << " is past a lower failing case of another job: its shrink is dropped\n" << std::flush;

@@ -40,6 +40,14 @@ Draw GeneratorSource::draw(uint64_t seed, int size) {
       return sc;
     });
   }
+  const uint64_t schedule_roll = splitmix64(seed ^ 0x7363686564756c65ULL);  // "schedule"
+  if (static_cast<int>(schedule_roll % 100) < gen_.seeded_schedule_percent) {
+    const uint64_t schedule_seed = splitmix64(schedule_roll) | 1;  // never 0, the canonical schedule
+    drawn = rc::shrinkable::map(std::move(drawn), [schedule_seed](harness::Scenario sc) {
+      if (sc.world_size > 1 && !sc.schedule) sc.schedule = harness::ScheduleSpec{schedule_seed, {}};
+      return sc;
+    });
+  }
   return {std::move(drawn), Draw::Origin::Generated, ""};
 }
 

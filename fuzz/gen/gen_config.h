@@ -20,6 +20,10 @@ struct GenConfig {
   // recovery and the oracles that judge the state it leaves. It is added to the draw, not drawn by
   // the generator, so fault-free draws stay what they were.
   int recoverable_fault_percent = 5;
+  // The share of multi-rank cases (0-100) that run their rank threads under a seeded schedule
+  // (comm/schedule.h: preemptions drawn from the case's seed) instead of the canonical one, so
+  // campaigns search interleavings at collective boundaries too. Added to the draw like the above.
+  int seeded_schedule_percent = 50;
 };
 
 }  // namespace shardfuzz::fuzz

@@ -29,6 +29,8 @@ std::vector<Edit> catalogue(const StructuralShrinkOptions& options) {
       {"drop blocks", edits::drop_blocks},
       {"drop a fault", edits::drop_a_fault},
       {"simplify a fault", edits::simplify_a_fault},
+      {"canonical schedule", edits::canonical_schedule},
+      {"fewer switches", edits::fewer_switches},
       {"smaller world", edits::smaller_world},
       {"drop a group", edits::drop_a_group},
       {"AC off", edits::ac_off},

@@ -23,6 +23,10 @@ struct RunOptions {
   // LibTorch runs every thread's CUDA backward on one engine thread per device, so ranks as threads
   // that meet in backward collectives would wait on each other forever; docs/gpu-path.md).
   std::string device = "cpu";
+  // Threads backend: the OS runs the rank threads in parallel on the wall clock, and the
+  // scenario's schedule is ignored (comm/schedule.h). A verdict may then depend on thread timing,
+  // so a finding may not replay; false (the default) runs the scenario's schedule, deterministically.
+  bool unscheduled = false;
 };
 
 }  // namespace shardfuzz::harness

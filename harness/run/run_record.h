@@ -3,6 +3,7 @@
 // failure if any rank failed. Properties and reports read only this.
 #pragma once
 
+#include "runtime/comm/schedule.h"
 #include "runtime/memory/timeline.h"
 
 #include <ATen/core/Tensor.h>
@@ -100,6 +101,9 @@ struct RunRecord {
   Observed observed;
   double seconds = 0;  // the run itself, as the backend timed it (torch: the slowest rank's run)
   int deadline_ms = 0;  // the collective deadline the run had (0: unknown)
+  // Threads backend: what the schedule did (scheduled == false: the OS ran the threads, or another
+  // backend ran the ranks). Its fingerprint says whether two runs interleaved their ranks alike.
+  comm::ScheduleRecord schedule;
   std::vector<FiredFault> fired_faults;
   // Whether ranks recovered from recoverable faults (oom, exception) and ran the step again; when
   // false those faults stop the run like the others.

@@ -142,6 +142,25 @@ RecoveryRecord recovery_from(const json& j) {
 
 }  // namespace
 
+json to_json(const comm::ScheduleRecord& record) {
+  json switches = json::array();
+  for (const auto& [decision, candidate] : record.switches)
+    switches.push_back({{"decision", decision}, {"candidate", candidate}});
+  return {{"decisions", record.decisions}, {"switches", switches}, {"clock_ms", record.clock_ms},
+          {"fingerprint", comm::fingerprint_hex(record.fingerprint)}};
+}
+
+comm::ScheduleRecord schedule_record_from_json(const json& j) {
+  comm::ScheduleRecord r;
+  r.scheduled = true;
+  r.decisions = j.at("decisions").get<uint64_t>();
+  for (const auto& s : j.at("switches"))
+    r.switches.emplace_back(s.at("decision").get<uint64_t>(), s.at("candidate").get<uint64_t>());
+  r.clock_ms = j.at("clock_ms").get<int64_t>();
+  r.fingerprint = std::stoull(j.at("fingerprint").get<std::string>(), nullptr, 16);
+  return r;
+}
+
 json to_json(const RankRecord& r) {
   json shards = json::array(), recoveries = json::array();
   for (const auto& s : r.shards) shards.push_back(shard_json(s));

@@ -15,6 +15,11 @@ nlohmann::json to_json(const RankRecord& record);
 // std::invalid_argument naming the field on malformed input.
 RankRecord rank_record_from_json(const nlohmann::json& json);
 
+// {"decisions", "switches": [{"decision", "candidate"}], "clock_ms", "fingerprint": hex}: the
+// switches in a scenario's "schedule" form, so they paste into a reproducer.
+nlohmann::json to_json(const comm::ScheduleRecord& record);
+comm::ScheduleRecord schedule_record_from_json(const nlohmann::json& json);
+
 nlohmann::json to_json(const FiredFault& fault);
 FiredFault fired_fault_from_json(const nlohmann::json& json);
 

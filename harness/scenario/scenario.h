@@ -10,6 +10,7 @@
 #include "harness/scenario/fields.h"
 #include "harness/scenario/scenario_limits.h"
 #include "runtime/ac/checkpoint.h"
+#include "runtime/comm/schedule.h"
 #include "runtime/fsdp/options.h"
 #include "runtime/semantics/profile.h"
 #include "runtime/train/optimizer.h"
@@ -158,6 +159,44 @@ struct Fields<Dims> {
   }
 };
 
+// The order the threads backend runs rank threads in (comm/schedule.h): one at a time, handed over
+// at collective boundaries, deadlines on the world's own clock, so a run replays exactly. Absent:
+// the canonical schedule (seed 0, no switches). The process, nccl and torch backends ignore it.
+struct ScheduleSwitch {
+  int64_t decision = 0;   // the run's decision number (a point where more than one rank could run)
+  int64_t candidate = 1;  // which of them runs: 0 would be "the rank that handed over, or the next"
+};
+struct ScheduleSpec {
+  uint64_t seed = 0;  // 0: every decision not in `switches` takes candidate 0
+  std::vector<ScheduleSwitch> switches;
+  comm::Schedule to_comm() const;
+};
+
+template <>
+struct Fields<ScheduleSwitch> {
+  static constexpr const char* what = "a schedule switch";
+  template <class R, class V>
+  static void visit(R& s, V& v) {
+    v("decision", s.decision, allow::Between{0, ScenarioLimits::kMaxScheduleDecision},
+      "the run's decision number: the points where more than one rank thread could run, counted from 0");
+    v("candidate", s.candidate, allow::Between{1, ScenarioLimits::kMaxWorld},
+      "which of them runs (modulo their number), in order from the rank that handed over, then the ranks after it");
+  }
+};
+
+template <>
+struct Fields<ScheduleSpec> {
+  static constexpr const char* what = "a schedule";
+  template <class R, class V>
+  static void visit(R& s, V& v) {
+    v("seed", s.seed, allow::Any{},
+      "`0`: the canonical order (a rank runs until it blocks, then the next rank after it); otherwise decisions not in "
+      "`switches` are drawn from (seed, decision)");
+    v("switches", s.switches, allow::AtMost{ScenarioLimits::kMaxScheduleSwitches, "switches"},
+      "decisions that take another candidate; a run's record lists every one it took, so a reproducer replays it exactly");
+  }
+};
+
 // FSDP2's MixedPrecisionPolicy, passed to every fully_shard of the scenario (as torchtitan and
 // accelerate do): parameters all-gathered and computed in param_dtype, gradients reduced in
 // reduce_dtype (absent: in param_dtype, upstream's None). upcast_trainable: the parameters that
@@ -269,6 +308,7 @@ struct Scenario {
   std::map<std::string, ShardSpec> fully_shard;  // module path ("" = root) -> options
   std::vector<FaultSpec> faults;                 // the fault plan (empty: no faults)
   std::optional<ShapeOnlySpec> shape_only;       // absent: a run with data
+  std::optional<ScheduleSpec> schedule;          // threads backend: absent is the canonical schedule
 
   // Every module path of the model this scenario builds, pre-order.
   std::vector<std::string> module_paths() const;
@@ -346,6 +386,9 @@ struct Fields<Scenario> {
     v("shape_only", s.shape_only, allow::Any{},
       "run on LibTorch's meta device: real sizes, no data (docs/runtime.md, \"Shape-only runs\"); the size budget is then the arithmetic's only, "
       "properties that need values are skipped, and only the threads backend runs it");
+    v("schedule", s.schedule, allow::Any{},
+      "threads backend: the order rank threads run in, one at a time, handed over at collective boundaries, with "
+      "deadlines on the world's clock (docs/runtime.md, \"Deterministic schedules\"); absent: the canonical order");
   }
 };
 

@@ -22,6 +22,8 @@ struct ScenarioLimits {
   // tokens x max(dim, hidden x experts, tokens x heads)
   static constexpr int64_t kMaxActivationElements = int64_t{1} << 28;
   static constexpr int kMaxFaults = 16;
+  static constexpr int kMaxScheduleSwitches = 4096;
+  static constexpr int64_t kMaxScheduleDecision = int64_t{1} << 40;
   static constexpr int kMaxFaultCollective = 1 << 20;
   static constexpr int kMaxStragglerMs = 60000;
   static constexpr int kMaxFaultAllocation = 1 << 24;

@@ -1,6 +1,8 @@
 // Names for the Communicator interface's enums, used in error messages and traces.
 #include "runtime/comm/communicator.h"
 
+#include <thread>
+
 namespace shardfuzz::comm {
 
 const char* to_string(ReduceOp op) {
@@ -21,5 +23,7 @@ const char* to_string(CollectiveError::Kind kind) {
   }
   return "unknown";
 }
+
+void Communicator::pause(std::chrono::milliseconds duration) { std::this_thread::sleep_for(duration); }
 
 }  // namespace shardfuzz::comm

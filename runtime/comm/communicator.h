@@ -75,6 +75,11 @@ class Communicator {
   // when one did not arrive within the deadline.
   virtual void abort_world(const std::string& reason) = 0;
   virtual int recover_world() = 0;
+
+  // Not a collective: this rank stays away for `duration` on its world's clock (a straggler's or
+  // a hang's pause). A scheduled ThreadWorld lets the other ranks run meanwhile and costs no wall
+  // time; every other world sleeps.
+  virtual void pause(std::chrono::milliseconds duration);
 };
 
 }  // namespace shardfuzz::comm

@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 
 namespace shardfuzz::comm {
 
@@ -37,13 +36,13 @@ void FaultyCommunicator::before(const char* op) {
                               op + " #" + std::to_string(inner_->sequence()) + " on group " + inner_->name() + ")";
     switch (f.action) {
       case CollectiveFault::Action::Delay:
-        std::this_thread::sleep_for(f.delay);
+        inner_->pause(f.delay);
         break;
       case CollectiveFault::Action::Error:
         throw CollectiveError(CollectiveError::Kind::Injected, inner_->name(), global_rank(), op, inner_->sequence(),
                               "injected collective error at " + where);
       case CollectiveFault::Action::Hang:
-        std::this_thread::sleep_for(f.delay);  // away past the peers' deadline; then aborted with them
+        inner_->pause(f.delay);  // away past the peers' deadline; then aborted with them
         break;
       case CollectiveFault::Action::Crash:
         throw RankCrash("injected crash: rank " + std::to_string(global_rank()) + " died before collective " +

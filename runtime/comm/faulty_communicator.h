@@ -64,6 +64,7 @@ class FaultyCommunicator : public Communicator {
   // Not collectives: never counted, never faulted.
   void abort_world(const std::string& reason) override { inner_->abort_world(reason); }
   int recover_world() override { return inner_->recover_world(); }
+  void pause(std::chrono::milliseconds duration) override { inner_->pause(duration); }
 
  private:
   void before(const char* op);  // counts the collective and applies its fault, if any

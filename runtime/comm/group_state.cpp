@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 namespace shardfuzz::comm::detail {
@@ -21,8 +22,55 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 }  // namespace
 
-WorldState::WorldState(int world_size, std::chrono::milliseconds deadline)
-    : world_size(world_size), deadline(deadline), exited_(world_size, false), recovering_(world_size, false) {}
+WorldState::WorldState(int world_size, std::chrono::milliseconds deadline, std::optional<Schedule> schedule)
+    : world_size(world_size), deadline(deadline), exited_(world_size, false), recovering_(world_size, false) {
+  if (schedule) scheduler_ = std::make_unique<RankScheduler>(world_size, std::move(*schedule));
+}
+
+void WorldState::start_rank(int rank) {
+  Lock lock(mu_);
+  if (scheduler_) scheduler_->start(lock, rank);
+}
+
+void WorldState::pause(int rank, std::chrono::milliseconds duration) {
+  Lock lock(mu_);
+  if (scheduler_ && !scheduler_->released()) return scheduler_->pause(lock, rank, duration.count());
+  lock.unlock();
+  std::this_thread::sleep_for(duration);
+}
+
+void WorldState::release_schedule() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (scheduler_) scheduler_->release_all();
+}
+
+ScheduleRecord WorldState::schedule_record() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scheduler_ ? scheduler_->record() : ScheduleRecord{};
+}
+
+int64_t WorldState::now_ms_locked() const {
+  if (scheduler_ && !scheduler_->released()) return scheduler_->now_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_).count();
+}
+
+void WorldState::boundary_locked(Lock& lock, int rank) {
+  if (scheduler_) scheduler_->boundary(lock, rank);
+}
+
+WaitEnd WorldState::wait_locked(Lock& lock, std::condition_variable& cv, int rank, std::optional<int64_t> until_ms,
+                                const std::function<bool()>& ready) {
+  if (scheduler_) {
+    const WaitEnd end = scheduler_->block(lock, rank, until_ms, ready);
+    if (end != WaitEnd::Released) return end;
+  }
+  if (!until_ms) {
+    cv.wait(lock, ready);
+    return WaitEnd::Ready;
+  }
+  return cv.wait_until(lock, started_ + std::chrono::milliseconds(*until_ms), ready) ? WaitEnd::Ready
+                                                                                    : WaitEnd::TimedOut;
+}
 
 void WorldState::abort(int rank, const std::string& message) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -56,10 +104,10 @@ std::string WorldState::recovery_impossible_locked() const {
 }
 
 int WorldState::recover(int rank) {
-  std::unique_lock<std::mutex> lock(mu_);
+  Lock lock(mu_);
   const int epoch = epoch_.load();
   if (recovering_count_ == 0) {  // a new rendezvous: one deadline and one verdict for all its ranks
-    recover_deadline_ = Clock::now() + deadline;
+    recover_deadline_ms_ = now_ms_locked() + deadline.count();
     recover_failure_.clear();
   }
   if (!recovering_.at(rank)) {
@@ -78,7 +126,7 @@ int WorldState::recover(int rank) {
     recover_cv_.notify_all();
     return epoch + 1;
   }
-  recover_cv_.wait_until(lock, recover_deadline_, [&] {
+  wait_locked(lock, recover_cv_, rank, recover_deadline_ms_, [&] {
     return epoch_.load() != epoch || !recover_failure_.empty() || !recovery_impossible_locked().empty();
   });
   if (epoch_.load() != epoch) return epoch_.load();
@@ -104,9 +152,10 @@ int WorldState::recover(int rank) {
 }
 
 void WorldState::mark_exited(int rank) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Lock lock(mu_);
   exited_.at(rank) = true;
   wake_all_locked();
+  if (scheduler_) scheduler_->leave(lock, rank);
 }
 
 void WorldState::wake_all_locked() {
@@ -149,7 +198,6 @@ CollectiveError GroupState::error(Kind kind, int rank, const std::string& op, ui
 }
 
 Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
-  const auto deadline_at = Clock::now() + world_->deadline;
   const std::string op = call.op;
   const std::string signature = call.signature;
   const std::string invalid = call.invalid;
@@ -158,7 +206,9 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
                  op + " at sequence " + std::to_string(seq) + " in group '" + name_ + "' aborted: rank " +
                      std::to_string(world_->aborted_rank_) + " failed: " + world_->abort_message_);
   };
-  std::unique_lock<std::mutex> lock(world_->mu_);
+  WorldState::Lock lock(world_->mu_);
+  world_->boundary_locked(lock, global_ranks_[rank]);
+  const int64_t deadline_at = world_->now_ms_locked() + world_->deadline.count();
   progress_[rank] = {true, seq, signature};
   if (world_->aborted_) throw aborted();
   if (poisoned_) {
@@ -182,7 +232,7 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
                     name_ + "' at sequence " + std::to_string(seq) + ": " + invalid);
   }
 
-  cv_.wait_until(lock, deadline_at, [&] {
+  world_->wait_locked(lock, cv_, global_ranks_[rank], deadline_at, [&] {
     return round.verdict != Round::Verdict::Pending || poisoned_ || world_->aborted_ ||
            exited_missing_rank_locked(round) >= 0;
   });
@@ -218,7 +268,7 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
 
 void GroupState::finish(int rank, uint64_t seq, Round& round, const std::string& compute_error,
                         bool allocation_failure) {
-  std::unique_lock<std::mutex> lock(world_->mu_);
+  WorldState::Lock lock(world_->mu_);
   if (!compute_error.empty() && round.compute_error.empty()) {
     const std::string where = "in group '" + name_ + "' at sequence " + std::to_string(seq);
     const std::string first_line = compute_error.substr(0, compute_error.find('\n'));
@@ -232,7 +282,19 @@ void GroupState::finish(int rank, uint64_t seq, Round& round, const std::string&
   if (++round.done == size()) cv_.notify_all();
   // No deadline here: every rank has arrived and only bounded local copies remain, and leaving
   // early would let a peer read freed memory.
-  cv_.wait(lock, [&] { return round.done == size(); });
+  const WaitEnd end = world_->wait_locked(lock, cv_, global_ranks_[rank], std::nullopt,
+                                         [&] { return round.done == size(); });
+  if (end == WaitEnd::Deadlock) {
+    // Only a schedule can tell: every rank of the world waits, and none of them will finish this.
+    const std::string op = round.calls[rank].op;
+    const std::string message = op + " in group '" + name_ + "' at sequence " + std::to_string(seq) +
+                                " can never complete: " + std::to_string(round.done) + " of " +
+                                std::to_string(size()) +
+                                " ranks finished reading their peers' buffers, the others left it, and no rank of "
+                                "the world can run (a deadlock)";
+    leave_locked(seq, round);
+    throw error(Kind::Deadline, rank, op, seq, message);
+  }
   const std::string failure = round.compute_error;
   const Kind kind = round.compute_error_kind;
   const std::string op = round.calls[rank].op;

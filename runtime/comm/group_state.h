@@ -4,14 +4,17 @@
 
 #include "runtime/comm/collective_checks.h"
 #include "runtime/comm/communicator.h"
+#include "runtime/comm/rank_scheduler.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +60,19 @@ struct Round {
 // lock ordering between groups.
 class WorldState {
  public:
-  WorldState(int world_size, std::chrono::milliseconds deadline);
+  using Lock = std::unique_lock<std::mutex>;
+  // `schedule`: one rank thread at a time, in that schedule's order, on the world's own clock
+  // (comm/schedule.h); absent: the OS runs the threads and the clock is the wall clock.
+  WorldState(int world_size, std::chrono::milliseconds deadline, std::optional<Schedule> schedule = std::nullopt);
+
+  // A rank thread's first step (its turn, under a schedule).
+  void start_rank(int rank);
+  // The rank is away for `duration` on the world's clock (a straggler's or a hang's pause).
+  void pause(int rank, std::chrono::milliseconds duration);
+  // The world could not start every rank thread: a schedule stops holding any of them back.
+  void release_schedule();
+  // What the schedule did (ScheduleRecord::scheduled false without one).
+  ScheduleRecord schedule_record();
 
   // A failure nobody recovers from (the rank's function threw): first failure wins; every group
   // wakes so blocked ranks fail now instead of at the deadline, and recover() fails from now on.
@@ -80,10 +95,20 @@ class WorldState {
  private:
   friend class GroupState;
   void wake_all_locked();
+  // The world's clock: milliseconds since the run began (the schedule's clock under a schedule).
+  int64_t now_ms_locked() const;
+  // A collective boundary of global rank `rank`: under a schedule another rank may run first.
+  void boundary_locked(Lock& lock, int rank);
+  // Blocks global rank `rank` until ready() or the clock reaches `until_ms` (none: no deadline).
+  // Without a schedule it waits on `cv`, which whoever makes ready() true notifies.
+  WaitEnd wait_locked(Lock& lock, std::condition_variable& cv, int rank, std::optional<int64_t> until_ms,
+                      const std::function<bool()>& ready);
   // Why the rendezvous can never complete ("" while it still can).
   std::string recovery_impossible_locked() const;
 
   std::mutex mu_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::unique_ptr<RankScheduler> scheduler_;  // null: the OS schedules the rank threads
   bool aborted_ = false;
   int aborted_rank_ = -1;
   std::string abort_message_;
@@ -93,7 +118,7 @@ class WorldState {
   std::vector<bool> exited_;
   std::vector<bool> recovering_;  // in recover() now
   int recovering_count_ = 0;
-  std::chrono::steady_clock::time_point recover_deadline_;  // set by the rendezvous' first rank
+  int64_t recover_deadline_ms_ = 0;  // on the world's clock; set by the rendezvous' first rank
   std::string recover_failure_;  // the first verdict of a failed rendezvous, shared by all its ranks
   CollectiveError::Kind recover_failure_kind_ = CollectiveError::Kind::Deadline;
   std::atomic<int> epoch_{0};

@@ -187,6 +187,8 @@ void ThreadCommunicator::abort_world(const std::string& reason) {
 
 int ThreadCommunicator::recover_world() { return group_->world().recover(global_rank()); }
 
+void ThreadCommunicator::pause(std::chrono::milliseconds duration) { group_->world().pause(global_rank(), duration); }
+
 std::shared_ptr<Communicator> ThreadCommunicator::split(int color, int key, const std::string& name) {
   const uint64_t seq = next_sequence();
   // Colours and keys differ by design; only the op must agree.

@@ -40,6 +40,7 @@ class ThreadCommunicator final : public Communicator {
   std::shared_ptr<Communicator> split(int color, int key, const std::string& name) override;
   void abort_world(const std::string& reason) override;
   int recover_world() override;
+  void pause(std::chrono::milliseconds duration) override;
 
  private:
   // The sequence number of the collective this rank enters now (from 0 again after a recovery).

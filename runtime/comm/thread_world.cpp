@@ -35,7 +35,7 @@ std::vector<RankOutcome> ThreadWorld::run(const std::function<void(std::shared_p
                                "OpenBLAS's pthread build (apt-get install libopenblas0-pthread; apt-get remove "
                                "libopenblas0-serial)");
   }
-  auto world = std::make_shared<detail::WorldState>(n, options_.deadline);
+  auto world = std::make_shared<detail::WorldState>(n, options_.deadline, options_.schedule);
   std::vector<int> ranks(n);
   std::iota(ranks.begin(), ranks.end(), 0);
   auto group = detail::GroupState::create(world, "world", ranks);
@@ -46,6 +46,7 @@ std::vector<RankOutcome> ThreadWorld::run(const std::function<void(std::shared_p
     RankOutcome& outcome = outcomes[rank];
     outcome.rank = rank;
     at::init_num_threads();  // this thread's OpenMP / MKL team: the one thread set above, not every core
+    world->start_rank(rank);
     try {
       fn(std::make_shared<detail::ThreadCommunicator>(group, rank));
       outcome.ok = true;
@@ -67,10 +68,12 @@ std::vector<RankOutcome> ThreadWorld::run(const std::function<void(std::shared_p
   } catch (...) {
     // Ranks already running would wait for the ones that never started.
     world->abort(-1, "could not start all " + std::to_string(n) + " rank threads");
+    world->release_schedule();
     for (auto& t : threads) t.join();
     throw;
   }
   for (auto& t : threads) t.join();
+  schedule_record_ = world->schedule_record();
   return outcomes;
 }
 

@@ -3,11 +3,13 @@
 #pragma once
 
 #include "runtime/comm/communicator.h"
+#include "runtime/comm/schedule.h"
 
 #include <chrono>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,10 @@ struct ThreadWorldOptions {
   int world_size = 1;
   // How long a rank waits in one collective for its peers before the group is declared stuck.
   std::chrono::milliseconds deadline{30000};
+  // One rank thread at a time, handed over at collective boundaries in this schedule's order, with
+  // deadlines and pauses on the world's own clock (comm/schedule.h): the run is deterministic.
+  // Absent: the OS runs the rank threads in parallel, on the wall clock.
+  std::optional<Schedule> schedule;
 };
 
 struct RankOutcome {
@@ -39,9 +45,12 @@ class ThreadWorld {
   std::vector<RankOutcome> run(const std::function<void(std::shared_ptr<Communicator>)>& fn);
 
   const ThreadWorldOptions& options() const { return options_; }
+  // What the last run's schedule did (scheduled == false without one).
+  const ScheduleRecord& schedule_record() const { return schedule_record_; }
 
  private:
   ThreadWorldOptions options_;
+  ScheduleRecord schedule_record_;
 };
 
 // Rethrows the failure that started it all: the first failed rank whose error is not a

@@ -16,6 +16,9 @@ Candidates drop_blocks(const Scenario& sc);
 // faults.cpp
 Candidates drop_a_fault(const Scenario& sc);
 Candidates simplify_a_fault(const Scenario& sc);
+// schedule.cpp
+Candidates canonical_schedule(const Scenario& sc);
+Candidates fewer_switches(const Scenario& sc);
 // world.cpp
 Candidates smaller_world(const Scenario& sc);
 Candidates no_experts_mesh(const Scenario& sc);

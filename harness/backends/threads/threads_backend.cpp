@@ -31,7 +31,8 @@ class ThreadsBackend : public Backend {
   bool is_embedded_default() const override {
     const RunOptions d;
     return options_.deadline == d.deadline && options_.optimizer_step == d.optimizer_step &&
-           options_.record_timeline == d.record_timeline && options_.recover == d.recover && options_.device == d.device;
+           options_.record_timeline == d.record_timeline && options_.recover == d.recover &&
+           options_.device == d.device && options_.unscheduled == d.unscheduled;
   }
 
  private:
@@ -44,7 +45,9 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   sc.validate();
   const memory::Probe probe = rank_probe(sc, options, /*ranks_share_a_process=*/true);
   memory::install_counting_allocator();
-  comm::ThreadWorld world({sc.world_size, options.deadline});
+  comm::ThreadWorldOptions world_options{sc.world_size, options.deadline, std::nullopt};
+  if (!options.unscheduled) world_options.schedule = sc.schedule ? sc.schedule->to_comm() : comm::Schedule{};
+  comm::ThreadWorld world(world_options);
   RunRecord run;
   run.device = probe.name();
   if (probe.shape_only()) run.observed.values = run.observed.shard_values = false;
@@ -57,6 +60,7 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   const RankRunShared shared{sc, options, probe, run, fired_mu, std::chrono::steady_clock::now()};
   auto outcomes = world.run([&](std::shared_ptr<comm::Communicator> world_comm) { run_rank(shared, world_comm); });
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - shared.t0).count();
+  run.schedule = world.schedule_record();
   std::vector<RankFailure> failures;
   for (const auto& o : outcomes)
     if (!o.ok) failures.push_back({o.rank, o.error, error_kind(o.exception)});
