@@ -31,20 +31,9 @@ double parse_duration_seconds(const std::string& text, const std::string& flag) 
 
 namespace {
 void add_fleet_flags(CLI::App* cmd, FuzzOptions& o);
-}  // namespace
 
-CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
-  CLI::App* cmd = app.add_subcommand("fuzz", "Generate scenarios, run them, check properties; shrink the first failure");
-  cmd->add_option("--profile", o.profile,
-                  "semantics profile: torch-2.7, torch-2.9, torch-2.11, strict, optionally +switch (e.g. "
-                  "strict+experts_skip_empty; default: drawn)");
-  cmd->add_option("--until-row", o.until_row,
-                  "hunt one bug-zoo row (1-15, S2-S5): pass over findings blamed on another row");
-  cmd->add_option("--time", o.time, "stop after this long (60s, 5m, 1h)");
-  cmd->add_option("--cases", o.cases, "stop after this many cases");
-  cmd->add_option("--seed", o.seed, "campaign seed (case k draws from its own seed derived from it)")->capture_default_str();
-  cmd->add_option("--world", o.world, "pin the world size (default: drawn from 1-8)");
-  cmd->add_option("--max-world", o.max_world, "draw world sizes up to this (1-8)")->capture_default_str();
+// --faults, --fault-kinds, --recoverable-faults, --seeded-schedules: what the draw adds to a case.
+void add_draw_flags(CLI::App* cmd, FuzzOptions& o) {
   cmd->add_flag("--faults", o.faults,
                 "give every scenario a fault plan (1-2 of: straggler, collective error, hang, crash at a drawn "
                 "collective of a drawn rank; an exception, NaN or Inf in a drawn module at a drawn step; an "
@@ -63,6 +52,22 @@ CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
                   "(preemptions at collective boundaries drawn from the case's seed) instead of the canonical one; "
                   "threads backend only (docs/runtime.md, \"Deterministic schedules\")")
       ->capture_default_str();
+}
+}  // namespace
+
+CLI::App* add_fuzz_command(CLI::App& app, FuzzOptions& o) {
+  CLI::App* cmd = app.add_subcommand("fuzz", "Generate scenarios, run them, check properties; shrink the first failure");
+  cmd->add_option("--profile", o.profile,
+                  "semantics profile: torch-2.7, torch-2.9, torch-2.11, strict, optionally +switch (e.g. "
+                  "strict+experts_skip_empty; default: drawn)");
+  cmd->add_option("--until-row", o.until_row,
+                  "hunt one bug-zoo row (1-15, S2-S5): pass over findings blamed on another row");
+  cmd->add_option("--time", o.time, "stop after this long (60s, 5m, 1h)");
+  cmd->add_option("--cases", o.cases, "stop after this many cases");
+  cmd->add_option("--seed", o.seed, "campaign seed (case k draws from its own seed derived from it)")->capture_default_str();
+  cmd->add_option("--world", o.world, "pin the world size (default: drawn from 1-8)");
+  cmd->add_option("--max-world", o.max_world, "draw world sizes up to this (1-8)")->capture_default_str();
+  add_draw_flags(cmd, o);
   cmd->add_option("--out", o.out, "folder for minimal reproducers")->capture_default_str();
   add_ci_report_flags(cmd, o.reports);
   cmd->add_flag("--keep-going", o.keep_going, "continue after a finding");

@@ -82,7 +82,10 @@ void print_run(const RunCommandOptions& options, const harness::Scenario& sc, co
                const std::vector<harness::Verdict>& verdicts, std::ostream& out) {
   out << "scenario " << (sc.name.empty() ? options.file : sc.name) << ": world " << sc.world_size << ", "
       << sc.blocks.size() << " block(s), " << sc.fully_shard.size() << " fully_shard group(s), profile "
-      << sc.profile.name << ", " << sc.steps << " step(s), backend " << run.backend << "\n\n";
+      << sc.profile.name << ", " << sc.steps << " step(s), backend " << run.backend << "\n";
+  // The fingerprint says whether two runs interleaved their rank threads alike (comm/schedule.h).
+  if (run.schedule.scheduled) out << "schedule: " << run.schedule.summary() << "\n";
+  out << "\n";
   if (run.ok())
     for (const auto& r : run.ranks)
       out << harness::format_layer_table(harness::group_table(r, sc.steps - 1),

@@ -95,6 +95,8 @@ std::string scenario_format_tables() {
   table<BlockSpec>(out, "A block (`blocks[i]`):");
   out << "\n";
   table<ShardSpec>(out, "A `fully_shard` entry (the key is the module path; `\"\"` is the root):");
+  out << "\n";
+  table<ScheduleSwitch>(out, "A schedule switch (`schedule.switches[i]`):");
   return out.str();
 }
 
