@@ -43,8 +43,8 @@ void add_draw_flags(CLI::App* cmd, FuzzOptions& o) {
                   "exception, nan, inf, oom, abort (abort ends the case's process: a process_survives finding)")
       ->delimiter(',');
   cmd->add_option("--recoverable-faults", o.recoverable_faults,
-                  "without --faults: the percent of cases (0-100) given one recoverable fault (an oom at a drawn "
-                  "allocation on rank 0), so that recovery and the state it leaves are always judged; the native "
+                  "without --faults: the percent of cases (0-100) given one recoverable fault on a drawn rank (an "
+                  "oom at a drawn allocation, or an exception in a drawn module's forward or backward), so that recovery and the state it leaves are always judged; the native "
                   "backends only (0 with --differential or --backend torch)")
       ->capture_default_str();
   cmd->add_option("--seeded-schedules", o.seeded_schedules,

@@ -15,6 +15,20 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The recoverable fault a fault-free case gets (GenConfig::recoverable_fault_percent), from bits of
+// `roll`: on a drawn rank, two in three an oom at one of the first 300 allocations, one in three an
+// exception in a drawn module's forward or backward at a drawn step (a fault the run never reaches
+// does not fire). Recovery then starts from every rank and from every point of a step.
+harness::FaultSpec recoverable_fault(const harness::Scenario& sc, uint64_t roll) {
+  const int rank = static_cast<int>((roll >> 8) % static_cast<uint64_t>(sc.world_size));
+  if ((roll >> 16) % 3 != 2) return harness::FaultSpec::oom_at_allocation(rank, static_cast<int>((roll >> 20) % 300));
+  const std::vector<std::string> modules = sc.module_paths();
+  const std::string module = modules.at((roll >> 32) % modules.size());
+  const int step = static_cast<int>((roll >> 44) % static_cast<uint64_t>(sc.steps));
+  const auto pass = (roll >> 52) % 2 ? harness::ModuleFault::Pass::Backward : harness::ModuleFault::Pass::Forward;
+  return harness::FaultSpec::module_fault(rank, harness::ModuleFault::Kind::Exception, module, step, pass);
+}
+
 }  // namespace
 
 uint64_t case_seed(uint64_t campaign_seed, int k) { return splitmix64(campaign_seed * 0x100000001b3ULL + static_cast<uint64_t>(k)); }
@@ -34,9 +48,8 @@ Draw GeneratorSource::draw(uint64_t seed, int size) {
   rc::Shrinkable<harness::Scenario> drawn = generate_shrinkable(gen_, seed, size);
   const uint64_t roll = splitmix64(seed ^ 0x7265636f76657279ULL);  // "recovery": apart from the generator's stream
   if (!gen_.faults && static_cast<int>(roll % 100) < gen_.recoverable_fault_percent) {
-    const int allocation = static_cast<int>((roll >> 8) % 300);
-    drawn = rc::shrinkable::map(std::move(drawn), [allocation](harness::Scenario sc) {
-      if (sc.faults.empty()) sc.faults.push_back(harness::FaultSpec::oom_at_allocation(0, allocation));
+    drawn = rc::shrinkable::map(std::move(drawn), [roll](harness::Scenario sc) {
+      if (sc.faults.empty()) sc.faults.push_back(recoverable_fault(sc, roll));
       return sc;
     });
   }

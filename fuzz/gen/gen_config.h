@@ -16,7 +16,8 @@ struct GenConfig {
   bool faults = false;  // draw a fault plan (1-2 faults) for every scenario
   std::vector<std::string> fault_kinds;  // the kinds drawn (empty: gen::default_fault_kinds())
   // Without `faults`: the share of cases (0-100) that a campaign gives one recoverable fault (an oom
-  // at an allocation drawn from the case's seed, on rank 0), so that every campaign exercises
+  // at a drawn allocation, or an exception in a drawn module's forward or backward, on a drawn
+  // rank; fuzz/campaign/source.cpp), so that every campaign exercises
   // recovery and the oracles that judge the state it leaves. It is added to the draw, not drawn by
   // the generator, so fault-free draws stay what they were.
   int recoverable_fault_percent = 5;
