@@ -386,3 +386,51 @@ TEST(Shrink, SeedLeakWithRoutedMoeAndExpertParallelShrinksToOneBlock) {
 
 }  // namespace
 }  // namespace shardfuzz::fuzz
+
+namespace shardfuzz::fuzz {
+namespace {
+
+// A schedule-dependent failure keeps only the switches it needs: here decisions 7 and 40 must
+// switch (to any other candidate), as a race between two ranks needs both of its preemptions.
+TEST(Shrink, ScheduleShrinksToTheSwitchesTheFailureNeeds) {
+  Scenario big = hand_made_large();
+  harness::ScheduleSpec schedule;
+  schedule.seed = 12345;
+  for (int64_t d = 0; d < 60; d += 3) schedule.switches.push_back({d, d % 2 ? 2 : 3});
+  schedule.switches.push_back({7, 2});
+  schedule.switches.push_back({40, 3});
+  std::sort(schedule.switches.begin(), schedule.switches.end(),
+            [](const auto& a, const auto& b) { return a.decision < b.decision; });
+  big.schedule = schedule;
+  ASSERT_NO_THROW(big.validate());
+  const auto needs = [](const Scenario& sc) -> std::optional<std::string> {
+    if (!sc.schedule) return std::nullopt;
+    int found = 0;
+    for (const auto& s : sc.schedule->switches) found += s.decision == 7 || s.decision == 40;
+    return found == 2 ? std::optional<std::string>("race") : std::nullopt;
+  };
+  std::vector<std::string> edits;
+  const ShrinkResult r = shrink(big, StructuralShrinkOptions{}, needs, ShrinkBudget{100000, 120.0},
+                                [&](const ShrinkStep& step) { edits.push_back(step.edit); });
+  ASSERT_TRUE(r.reproduced);
+  ASSERT_TRUE(r.minimal.schedule);
+  EXPECT_EQ(r.minimal.schedule->seed, 0u) << "the draws are dropped";
+  ASSERT_EQ(r.minimal.schedule->switches.size(), 2u);
+  EXPECT_EQ(r.minimal.schedule->switches[0].decision, 7);
+  EXPECT_EQ(r.minimal.schedule->switches[1].decision, 40);
+  EXPECT_EQ(r.minimal.schedule->switches[0].candidate, 1) << "each switch goes to the nearest other candidate";
+  EXPECT_EQ(r.minimal.schedule->switches[1].candidate, 1);
+  EXPECT_TRUE(std::any_of(edits.begin(), edits.end(), [](const std::string& e) { return e.find("fewer switches") == 0; }))
+      << ::testing::PrintToString(edits);
+}
+
+TEST(Shrink, AScheduleTheFailureDoesNotNeedIsDropped) {
+  Scenario big = hand_made_large();
+  big.schedule = harness::ScheduleSpec{99, {{3, 1}, {9, 2}}};
+  const ShrinkResult r = shrink(big, StructuralShrinkOptions{}, synthetic, ShrinkBudget{100000, 120.0}, {});
+  ASSERT_TRUE(r.reproduced);
+  EXPECT_FALSE(r.minimal.schedule) << "the canonical schedule is the simplest";
+}
+
+}  // namespace
+}  // namespace shardfuzz::fuzz
