@@ -3,14 +3,16 @@
 # loop is held to "unchanged within noise"): each runs the same strict campaign (one job, isolated
 # cases, --keep-going, the same seed and case count) ROUNDS times, alternating, and the script
 # prints each run's cases/s and each binary's median.
-# Usage: ci/campaign-throughput.sh BEFORE_BIN AFTER_BIN [CASES=150] [ROUNDS=3] [SEED=1]
+# JOBS=1 (the default here) measures one job's loop; the campaign's own default is one job per core,
+# where rank threads that a schedule runs one at a time lose nothing to the other jobs.
+# Usage: ci/campaign-throughput.sh BEFORE_BIN AFTER_BIN [CASES=150] [ROUNDS=3] [SEED=1] [JOBS=1]
 set -euo pipefail
-before="$1"; after="$2"; cases="${3:-150}"; rounds="${4:-3}"; seed="${5:-1}"
+before="$1"; after="$2"; cases="${3:-150}"; rounds="${4:-3}"; seed="${5:-1}"; jobs="${6:-1}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 run() {  # BIN LABEL ROUND -> prints "LABEL cases/s"
   local out="$work/$2-$3" start end
   start=$(date +%s.%N)
-  OPENBLAS_NUM_THREADS=1 "$1" fuzz --profile strict --seed "$seed" --cases "$cases" --jobs 1 --keep-going \
+  OPENBLAS_NUM_THREADS=1 "$1" fuzz --profile strict --seed "$seed" --cases "$cases" --jobs "$jobs" --keep-going \
     --out "$out" > "$work/$2-$3.log" 2>&1 || true
   end=$(date +%s.%N)
   python3 -c "print('$2', round($cases / ($end - $start), 2))"
