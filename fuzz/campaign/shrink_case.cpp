@@ -7,7 +7,6 @@
 #include "harness/properties/property.h"
 #include "harness/zoo/blame.h"
 
-#include <rapidcheck/shrinkable/Transform.h>
 
 namespace shardfuzz::fuzz {
 namespace {
@@ -123,7 +122,8 @@ Replays replay(CaseRunner& runner, const harness::Scenario& s, const std::string
 }
 
 // `drawn` with its schedule replaced by the switches its run took (seed 0): the same run, decision
-// for decision, in a form the shrinker can reduce. Unchanged off the scheduled threads backend.
+// for decision, in a form the shrinker reduces (canonical first, then fewer switches) before and
+// between the generator's own shrinks. Unchanged off the scheduled threads backend.
 rc::Shrinkable<harness::Scenario> pin_schedule(const rc::Shrinkable<harness::Scenario>& drawn,
                                                const comm::ScheduleRecord& record) {
   if (!record.scheduled || !drawn.value().schedule ||
@@ -135,10 +135,7 @@ rc::Shrinkable<harness::Scenario> pin_schedule(const rc::Shrinkable<harness::Sce
     for (const auto& [decision, candidate] : record.switches)
       pinned->switches.push_back({static_cast<int64_t>(decision), static_cast<int64_t>(candidate)});
   }
-  return rc::shrinkable::map(drawn, [pinned](harness::Scenario s) {
-    s.schedule = pinned;
-    return s;
-  });
+  return with_schedule_shrinks(drawn, pinned);
 }
 
 }  // namespace

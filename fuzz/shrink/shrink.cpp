@@ -2,6 +2,8 @@
 // shrink tree, and over the catalogue of structural edits (edits.h).
 #include "fuzz/shrink/shrink.h"
 
+#include "fuzz/shrink/edits/all.h"
+
 #include "fuzz/shrink/driver.h"
 #include "fuzz/shrink/edits.h"
 #include "harness/scenario/scenario_json.h"
@@ -85,6 +87,29 @@ rc::Shrinkable<Scenario> shrinkable_from(const Scenario& scenario, StructuralShr
   return rc::shrinkable::shrinkRecur(scenario, [options](const Scenario& sc) {
     return rc::seq::fromContainer(structural_shrinks(sc, options));
   });
+}
+
+rc::Shrinkable<Scenario> with_schedule_shrinks(const rc::Shrinkable<Scenario>& tree,
+                                               std::optional<harness::ScheduleSpec> schedule) {
+  const auto under = [schedule](Scenario sc) {
+    sc.schedule = schedule;
+    return sc;
+  };
+  return rc::shrinkable::lambda([tree, under] { return under(tree.value()); },
+                                [tree, schedule, under] {
+                                  std::vector<std::optional<harness::ScheduleSpec>> simpler;
+                                  const Scenario here = under(tree.value());
+                                  for (const auto& edit : {shrinking::edits::canonical_schedule, shrinking::edits::fewer_switches})
+                                    for (const Scenario& c : edit(here)) simpler.push_back(c.schedule);
+                                  return rc::seq::concat(
+                                      rc::seq::map(rc::seq::fromContainer(std::move(simpler)),
+                                                   [tree](const std::optional<harness::ScheduleSpec>& s) {
+                                                     return with_schedule_shrinks(tree, s);
+                                                   }),
+                                      rc::seq::map(tree.shrinks(), [schedule](const rc::Shrinkable<Scenario>& child) {
+                                        return with_schedule_shrinks(child, schedule);
+                                      }));
+                                });
 }
 
 ShrinkResult shrink(const rc::Shrinkable<Scenario>& start, const FailurePredicate& fails, ShrinkBudget budget,

@@ -87,6 +87,13 @@ ShrinkResult shrink(const harness::Scenario& start, const StructuralShrinkOption
 rc::Shrinkable<harness::Scenario> shrinkable_from(const harness::Scenario& scenario,
                                                   StructuralShrinkOptions options = {});
 
+// `tree`'s values with their schedule replaced by `schedule`; each node's shrinks try simpler
+// schedules first (the canonical one, no draws, fewer switches: edits/schedule.cpp), then the
+// tree's own shrinks under the same schedule. How a campaign shrinks a failing case's pinned
+// schedule together with its generator's tree.
+rc::Shrinkable<harness::Scenario> with_schedule_shrinks(const rc::Shrinkable<harness::Scenario>& tree,
+                                                        std::optional<harness::ScheduleSpec> schedule);
+
 // The children shrinkable_from() gives `scenario`, in order (for tests and `shardfuzz shrink -v`).
 std::vector<harness::Scenario> structural_shrinks(const harness::Scenario& scenario,
                                                   const StructuralShrinkOptions& options = {});

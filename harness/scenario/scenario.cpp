@@ -260,14 +260,6 @@ c10::ScalarType Scenario::stored_dtype(bool requires_grad) const {
   return mixed_precision && mixed_precision->upcast_trainable && requires_grad ? c10::ScalarType::Float : model;
 }
 
-comm::Schedule ScheduleSpec::to_comm() const {
-  comm::Schedule out;
-  out.seed = seed;
-  for (const ScheduleSwitch& s : switches)
-    out.switches.emplace_back(static_cast<uint64_t>(s.decision), static_cast<uint64_t>(s.candidate));
-  return out;
-}
-
 int64_t Scenario::full_parameter_bytes() const {
   const int64_t d = dims.dim, h = dims.hidden, e = dims.experts, r = dims.lora_rank;
   const int64_t experts = sat_mul(2, sat_mul(e, sat_mul(d, h)));

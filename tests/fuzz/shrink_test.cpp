@@ -390,25 +390,33 @@ TEST(Shrink, SeedLeakWithRoutedMoeAndExpertParallelShrinksToOneBlock) {
 namespace shardfuzz::fuzz {
 namespace {
 
-// A schedule-dependent failure keeps only the switches it needs: here decisions 7 and 40 must
-// switch (to any other candidate), as a race between two ranks needs both of its preemptions.
-TEST(Shrink, ScheduleShrinksToTheSwitchesTheFailureNeeds) {
-  Scenario big = hand_made_large();
+// A schedule-dependent failure: decisions 7 and 40 must switch (to any other candidate), as a race
+// between two ranks needs both of its preemptions.
+std::optional<std::string> needs_switches_7_and_40(const Scenario& sc) {
+  if (!sc.schedule) return std::nullopt;
+  int found = 0;
+  for (const auto& s : sc.schedule->switches) found += s.decision == 7 || s.decision == 40;
+  return found == 2 ? std::optional<std::string>("race") : std::nullopt;
+}
+
+// 22 switches, among them the two the failure needs.
+harness::ScheduleSpec many_switches(uint64_t seed) {
   harness::ScheduleSpec schedule;
-  schedule.seed = 12345;
+  schedule.seed = seed;
   for (int64_t d = 0; d < 60; d += 3) schedule.switches.push_back({d, d % 2 ? 2 : 3});
   schedule.switches.push_back({7, 2});
   schedule.switches.push_back({40, 3});
   std::sort(schedule.switches.begin(), schedule.switches.end(),
             [](const auto& a, const auto& b) { return a.decision < b.decision; });
-  big.schedule = schedule;
+  return schedule;
+}
+
+// A schedule-dependent failure keeps only the switches it needs.
+TEST(Shrink, ScheduleShrinksToTheSwitchesTheFailureNeeds) {
+  Scenario big = hand_made_large();
+  big.schedule = many_switches(12345);
   ASSERT_NO_THROW(big.validate());
-  const auto needs = [](const Scenario& sc) -> std::optional<std::string> {
-    if (!sc.schedule) return std::nullopt;
-    int found = 0;
-    for (const auto& s : sc.schedule->switches) found += s.decision == 7 || s.decision == 40;
-    return found == 2 ? std::optional<std::string>("race") : std::nullopt;
-  };
+  const auto needs = needs_switches_7_and_40;
   std::vector<std::string> edits;
   const ShrinkResult r = shrink(big, StructuralShrinkOptions{}, needs, ShrinkBudget{100000, 120.0},
                                 [&](const ShrinkStep& step) { edits.push_back(step.edit); });
@@ -430,6 +438,20 @@ TEST(Shrink, AScheduleTheFailureDoesNotNeedIsDropped) {
   const ShrinkResult r = shrink(big, StructuralShrinkOptions{}, synthetic, ShrinkBudget{100000, 120.0}, {});
   ASSERT_TRUE(r.reproduced);
   EXPECT_FALSE(r.minimal.schedule) << "the canonical schedule is the simplest";
+}
+
+// A campaign shrinks a generator's tree with the failing case's pinned switches
+// (with_schedule_shrinks): the schedule reaches the same two switches while the tree shrinks the rest.
+TEST(Shrink, AGeneratorTreeShrinksItsPinnedScheduleToo) {
+  const Scenario big = hand_made_large();
+  const ShrinkResult r = shrink(with_schedule_shrinks(shrinkable_from(big), many_switches(0)), needs_switches_7_and_40,
+                                ShrinkBudget{100000, 120.0});
+  ASSERT_TRUE(r.reproduced);
+  ASSERT_TRUE(r.minimal.schedule);
+  ASSERT_EQ(r.minimal.schedule->switches.size(), 2u);
+  EXPECT_EQ(r.minimal.schedule->switches[0].decision, 7);
+  EXPECT_EQ(r.minimal.schedule->switches[1].decision, 40);
+  EXPECT_LT(r.minimal.blocks.size(), big.blocks.size()) << "the tree's own shrinks still ran";
 }
 
 }  // namespace

@@ -1,0 +1,14 @@
+// A scenario's schedule, as the runtime takes it.
+#include "harness/scenario/schedule_spec.h"
+
+namespace shardfuzz::harness {
+
+comm::Schedule ScheduleSpec::to_comm() const {
+  comm::Schedule out;
+  out.seed = seed;
+  for (const ScheduleSwitch& s : switches)
+    out.switches.emplace_back(static_cast<uint64_t>(s.decision), static_cast<uint64_t>(s.candidate));
+  return out;
+}
+
+}  // namespace shardfuzz::harness
