@@ -136,7 +136,13 @@ Verdict check_faults_detected(const Scenario& sc, const RunRecord& run) {
   for (const RankRecord& r : run.ranks) {
     const std::string who = "rank " + std::to_string(r.rank);
     if (r.error.empty()) return fail(what + ": " + who + " completed without an error");
-    const bool own = std::count(faulty.begin(), faulty.end(), r.rank) > 0;
+    // Its own recoverable fault counts too: a rank whose oom or exception fired while a peer's fault
+    // stopped the run may end with its own error (the recovery it started never completes).
+    const bool own = std::count(faulty.begin(), faulty.end(), r.rank) > 0 ||
+                     std::any_of(run.fired_faults.begin(), run.fired_faults.end(), [&](const FiredFault& f) {
+                       return f.rank == r.rank && sc.faults.at(static_cast<std::size_t>(f.fault)).is_recoverable() &&
+                              names_rank(r.error, r.rank);
+                     });
     if (!own && std::none_of(faulty.begin(), faulty.end(), [&](int f) { return names_rank(r.error, f); }))
       return fail(what + ": " + who + "'s error does not name rank " + std::to_string(fired->rank) + ": " + r.error);
     const double latency = r.failed_at_seconds - fired->at_seconds;
