@@ -7,7 +7,6 @@
 #include "harness/properties/property.h"
 #include "harness/zoo/blame.h"
 
-
 namespace shardfuzz::fuzz {
 namespace {
 
@@ -129,13 +128,7 @@ rc::Shrinkable<harness::Scenario> pin_schedule(const rc::Shrinkable<harness::Sce
   if (!record.scheduled || !drawn.value().schedule ||
       record.switches.size() > static_cast<std::size_t>(harness::ScenarioLimits::kMaxScheduleSwitches))
     return drawn;
-  std::optional<harness::ScheduleSpec> pinned;
-  if (!record.switches.empty()) {
-    pinned.emplace();
-    for (const auto& [decision, candidate] : record.switches)
-      pinned->switches.push_back({static_cast<int64_t>(decision), static_cast<int64_t>(candidate)});
-  }
-  return with_schedule_shrinks(drawn, pinned);
+  return with_schedule_shrinks(drawn, harness::ScheduleSpec::replaying(record));
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <mutex>
 #include <utility>
 
@@ -29,7 +31,8 @@ std::string key_of(const Scenario& sc) {
   return j.dump();
 }
 
-std::shared_ptr<const Reference> train_reference(const Scenario& sc) {
+// `compute`, when given, overrides the dtype the ranks compute and reduce in (the rounding twin).
+std::shared_ptr<const Reference> train_reference(const Scenario& sc, std::optional<c10::ScalarType> compute) {
   BuildOptions as_reference;
   as_reference.reference = true;
   auto model = build_model(sc, as_reference);
@@ -38,6 +41,7 @@ std::shared_ptr<const Reference> train_reference(const Scenario& sc) {
   // ranks' batches in autograd would round differently): the policy path with its own dtype.
   fsdp::MixedPrecisionPolicy policy = sc.mp_policy();
   if (!policy.param_dtype && sc.compute_dtype() != c10::ScalarType::Float) policy.param_dtype = sc.compute_dtype();
+  if (compute) policy.param_dtype = policy.reduce_dtype = *compute;
   train::ReferenceRun run =
       train::run_reference(*model, sc.world_size, sc.steps, step_plan(sc), input, loss_fn(sc), sc.optimizer, policy,
                            reference_batches_ranks(sc));
@@ -51,21 +55,34 @@ std::mutex g_mu;
 std::deque<std::pair<std::string, std::shared_ptr<const Reference>>> g_cache;  // most recent first
 std::atomic<int> g_trained{0};
 
-}  // namespace
-
-std::shared_ptr<const Reference> reference_of(const Scenario& sc) {
-  const std::string key = key_of(sc);
+std::shared_ptr<const Reference> cached(const std::string& key, const std::function<std::shared_ptr<const Reference>()>& train) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
     for (const auto& [k, ref] : g_cache)
       if (k == key) return ref;
   }
-  auto ref = train_reference(sc);  // outside the lock: references of different scenarios may train at once
+  auto ref = train();  // outside the lock: references of different scenarios may train at once
   ++g_trained;
   std::lock_guard<std::mutex> lock(g_mu);
   g_cache.emplace_front(key, ref);
   if (g_cache.size() > kCached) g_cache.pop_back();
   return ref;
+}
+
+}  // namespace
+
+std::shared_ptr<const Reference> reference_of(const Scenario& sc) {
+  return cached(key_of(sc), [&] { return train_reference(sc, std::nullopt); });
+}
+
+std::shared_ptr<const Reference> rounding_twin_of(const Scenario& sc) {
+  if (sc.compute_dtype() != c10::ScalarType::Float) {
+    Scenario f32 = sc;
+    f32.dtype = "float32";
+    f32.mixed_precision.reset();
+    return reference_of(f32);
+  }
+  return cached(key_of(sc) + " computed in float64", [&] { return train_reference(sc, c10::ScalarType::Double); });
 }
 
 void attach_reference(const Scenario& sc, RunRecord& run) {

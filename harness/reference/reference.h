@@ -26,6 +26,12 @@ struct Reference {
 // The scenario's reference, from the cache or trained now (on the CPU). Thread-safe.
 std::shared_ptr<const Reference> reference_of(const Scenario& scenario);
 
+// The scenario's reference computed in a wider type: a low-precision scenario's in float32 (stored
+// and computed), a float32 scenario's in float64 (computed and reduced; stored in float32 as the
+// scenario stores it). How far it lies from reference_of is how far rounding alone moves this
+// scenario's training: parity's slack where a comparison fails. Cached like reference_of.
+std::shared_ptr<const Reference> rounding_twin_of(const Scenario& scenario);
+
 // Whether the scenario's reference trains the ranks' batches of each forward as one batch
 // (train::run_reference's ranks_as_one_batch: world-size times fewer ops): when every output row of
 // the model depends on its own input row alone (no block attends), no discrete choice hangs on a

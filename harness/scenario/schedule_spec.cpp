@@ -11,4 +11,12 @@ comm::Schedule ScheduleSpec::to_comm() const {
   return out;
 }
 
+std::optional<ScheduleSpec> ScheduleSpec::replaying(const comm::ScheduleRecord& record) {
+  if (record.switches.empty()) return std::nullopt;
+  ScheduleSpec out;
+  for (const auto& [decision, candidate] : record.switches)
+    out.switches.push_back({static_cast<int64_t>(decision), static_cast<int64_t>(candidate)});
+  return out;
+}
+
 }  // namespace shardfuzz::harness

@@ -8,6 +8,7 @@
 #include "runtime/comm/schedule.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace shardfuzz::harness {
@@ -23,6 +24,9 @@ struct ScheduleSpec {
   uint64_t seed = 0;  // 0: every decision not in `switches` takes candidate 0
   std::vector<ScheduleSwitch> switches;
   comm::Schedule to_comm() const;
+  // The schedule that replays `record` decision for decision (seed 0, the switches it took);
+  // nullopt (canonical) when it took none.
+  static std::optional<ScheduleSpec> replaying(const comm::ScheduleRecord& record);
 };
 
 template <>

@@ -93,9 +93,7 @@ void RankScheduler::hand_over_locked(int from) {
   running_ = ranks[pick];
   note(static_cast<uint64_t>(running_));
   note(static_cast<uint64_t>(now_ms_));
-  Slot& next = *slots_[static_cast<size_t>(running_)];
-  if (next.state == State::Sleeping) next.state = State::Runnable;
-  next.cv.notify_one();
+  slots_[static_cast<size_t>(running_)]->cv.notify_one();
 }
 
 void RankScheduler::await_turn(Lock& lock, int rank) {

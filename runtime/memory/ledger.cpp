@@ -99,14 +99,6 @@ int64_t Ledger::bytes(const std::string& group) const {
   return sum;
 }
 
-std::vector<std::string> Ledger::groups_holding(BufferKind kind) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [group, kinds] : by_group_)
-    if (kinds[static_cast<int>(kind)] > 0) out.push_back(group);
-  return out;
-}
-
 std::map<std::string, KindTotals> Ledger::by_group() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, KindTotals> out;

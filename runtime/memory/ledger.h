@@ -71,8 +71,6 @@ class Ledger : public std::enable_shared_from_this<Ledger> {
   KindTotals totals() const;
   int64_t bytes(const std::string& group, BufferKind kind) const;
   int64_t bytes(const std::string& group) const;
-  // Groups holding any bytes of `kind`, sorted.
-  std::vector<std::string> groups_holding(BufferKind kind) const;
   // Every group's bytes by kind (groups holding nothing left out): what a timeline event keeps, so
   // that an oracle can judge each (group, kind) against what should be alive.
   std::map<std::string, KindTotals> by_group() const;

@@ -9,6 +9,7 @@
 #include "harness/backends/threads/threads_backend.h"
 #include "tests/harness/fault_test_support.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 namespace shardfuzz::harness {
@@ -100,17 +101,17 @@ TEST(Properties, JudgingUpToAPropertyStopsThereAndSkipsTheReferenceBeforeParity)
 }
 
 // bfloat16 parity allows what rounding alone moves the scenario: twice the distance between its
-// reference in bfloat16 and in float32 (found on the GPU host, whose torch 2.11 kernels put a
-// world-5 run 0.022 from its reference at step 2, both about 0.012 from float32). A difference past
-// that is still a finding, and says what was allowed.
+// reference in bfloat16 and in float32, the largest over the step's ranks (found on the GPU host,
+// whose torch 2.11 kernels put a world-5 run 0.022 from its reference at step 2, both about 0.012
+// from float32). A difference past that is still a finding, and says what was allowed.
 TEST(Properties, Bfloat16ParityAllowsTheScenariosOwnRoundingAndNoMore) {
   const Scenario sc = load_scenario(std::string(SHARDFUZZ_SOURCE_DIR) + "/tests/harness/cases/bf16_world5_attention.json");
   RunRecord run = run_threads(sc);
   ASSERT_TRUE(check_parity_with_reference(sc, run).ok);
-  Scenario f32 = sc;
-  f32.dtype = "float32";
+  double slack = 0;
+  for (int r = 0; r < sc.world_size; ++r)
+    slack = std::max(slack, 2 * std::abs(rounding_twin_of(sc)->losses[1][r] - run.reference->losses[1][r]));
   const double want = run.reference->losses[1][4];
-  const double slack = 2 * std::abs(reference_of(f32)->losses[1][4] - want);
   ASSERT_GT(slack, 1e-3) << "the scenario must be sensitive to rounding for this test to mean anything";
   const double tolerance = Tolerances::kParityRelativeBf16 * std::max(1.0, std::abs(want));
   run.ranks[4].losses[1] = want + tolerance + 0.5 * slack;
@@ -120,7 +121,48 @@ TEST(Properties, Bfloat16ParityAllowsTheScenariosOwnRoundingAndNoMore) {
   const Verdict past = check_parity_with_reference(sc, run);
   EXPECT_FALSE(past.ok);
   EXPECT_NE(past.message.find("rank 4 step 2"), std::string::npos) << past.message;
-  EXPECT_NE(past.message.find("allowed"), std::string::npos) << past.message;
+  EXPECT_NE(past.message.find("for low-precision rounding"), std::string::npos) << past.message;
+}
+
+// Rounding moves the weights every rank shares; which rank's loss shows it most is chance. A world-7
+// bfloat16 run (found by a 10-minute strict campaign) missed its reference by 0.027 at step 3 on a
+// rank whose own twin distance was 0.0009, while another rank's was 0.101.
+TEST(Properties, Bfloat16ParityTakesTheStepsRoundingOverEveryRank) {
+  const Scenario sc = load_scenario(std::string(SHARDFUZZ_SOURCE_DIR) + "/tests/harness/cases/bf16_world7_moe.json");
+  const RunRecord run = run_threads(sc);
+  const Verdict v = check_parity_with_reference(sc, run);
+  EXPECT_TRUE(v.ok) << v.message;
+}
+
+// A float32 run whose loss explodes (6.7 -> -10 -> -384: the mean-output loss is unbounded below)
+// amplifies the last bits of its formulas: the runtime's own and libtorch's autograd (the
+// reference's) ended an attention bias 1.5e-4 of its scale apart, with losses within 3e-6 (found by
+// a 10-minute strict campaign). Its float64 twin measures that; a well-conditioned float32 run's twin
+// sits within 1e-6, so its shards are held to the tolerance.
+TEST(Properties, Float32ParityAllowsWhatItsFloat64TwinShowsAndNoMore) {
+  const Scenario chaotic =
+      load_scenario(std::string(SHARDFUZZ_SOURCE_DIR) + "/tests/harness/cases/f32_world1_exploding_loss.json");
+  const RunRecord run = run_threads(chaotic);
+  const Verdict v = check_parity_with_reference(chaotic, run);
+  EXPECT_TRUE(v.ok) << v.message;
+
+  Scenario calm = standard_small_scenario("strict");
+  calm.steps = 3;
+  RunRecord ok = run_threads(calm);
+  ASSERT_TRUE(check_parity_with_reference(calm, ok).ok);
+  const std::shared_ptr<const Reference> twin = rounding_twin_of(calm);
+  for (const auto& [fqn, p] : ok.reference->parameters) {
+    const double scale = std::max(1.0, p.abs().max().item<double>());
+    const at::Tensor gap = twin->parameters.at(fqn).to(at::kDouble).sub(p.to(at::kDouble));
+    EXPECT_LT(gap.abs().max().item<double>(), 1e-6 * scale) << fqn;
+  }
+  ShardRecord& shard = ok.ranks.at(0).shards.at(0);
+  const double scale = std::max(1.0, shard.local.abs().max().item<double>());
+  shard.local = shard.local.clone();
+  shard.local.view({-1})[0] += 2 * Tolerances::kParityRelative * scale;
+  const Verdict past = check_parity_with_reference(calm, ok);
+  EXPECT_FALSE(past.ok);
+  EXPECT_NE(past.message.find("for float32 rounding"), std::string::npos) << past.message;
 }
 
 TEST(Properties, StandardSmallScenarioPassesEveryPropertyUnderStrict) {
