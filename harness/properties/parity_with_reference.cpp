@@ -6,8 +6,10 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 namespace shardfuzz::harness {
 
@@ -69,18 +71,22 @@ at::Tensor expected_shard(const at::Tensor& full, const ShardRecord& shard) {
 class RoundingSlack {
  public:
   RoundingSlack(const Scenario& sc, const Reference& ref) : sc_(sc), ref_(ref) {}
+  // The step's twin distance relative to each rank's |loss| (at least 1), the largest over ranks.
   double loss(std::size_t step) {
     const std::vector<double>& a = twin().losses.at(step);
     const std::vector<double>& b = ref_.losses.at(step);
     double most = 0;
-    for (std::size_t r = 0; r < a.size() && r < b.size(); ++r) most = std::max(most, std::abs(a[r] - b[r]));
-    return 2 * most;
+    for (std::size_t r = 0; r < a.size() && r < b.size(); ++r)
+      most = std::max(most, std::abs(a[r] - b[r]) / std::max(1.0, std::abs(b[r])));
+    return most;
   }
+  // The parameter's twin distance relative to its scale (its largest |element|, at least 1).
   double parameter(const std::string& fqn) {
     const auto a = twin().parameters.find(fqn), b = ref_.parameters.find(fqn);
     if (a == twin().parameters.end() || b == ref_.parameters.end()) return 0;
     const at::Tensor x = a->second.to(at::kDouble), y = b->second.to(at::kDouble);
-    return x.numel() && x.sizes() == y.sizes() ? 2 * (x - y).abs().max().item<double>() : 0.0;
+    if (!x.numel() || x.sizes() != y.sizes()) return 0;
+    return (x - y).abs().max().item<double>() / std::max(1.0, y.abs().max().item<double>());
   }
   std::string what() const {
     return sc_.compute_dtype() == c10::ScalarType::Float ? "float32 rounding" : "low-precision rounding";
@@ -129,20 +135,39 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
                 "x): rounding is amplified without bound"};
   const std::map<std::string, at::Tensor>& full = ref.parameters;
   const double rtol = Tolerances::parity_relative(sc, run.device);
-  const std::size_t compared = steps_compared(sc, ref, first);
-  const bool first_steps_only = compared < ref.losses.size();
+  std::size_t compared = steps_compared(sc, ref, first);
+  const bool growth_cut = compared < ref.losses.size();
+  // Where rounding alone (the twin's distance) passes the tolerance, the comparison says nothing:
+  // two correct computations differ by more than a bug must show. From that step on, and for such a
+  // parameter, nothing is judged, and the verdict says so (a world-7 bfloat16 run with attention:
+  // its twin 0.155 from the reference in a weight of scale 1.2, after 2 steps).
+  std::optional<std::size_t> rounding_cut;
+  double cut_distance = 0;
+  std::vector<std::string> unjudged;
   RoundingSlack slack(sc, ref);
   for (const RankRecord& r : run.ranks) {
     for (std::size_t s = 0; s < r.losses.size() && s < compared; ++s) {
       const double want = ref.losses[s][static_cast<std::size_t>(r.rank)];
-      const double allowed = rtol * std::max(1.0, std::abs(want));
-      if (std::abs(r.losses[s] - want) > allowed && std::abs(r.losses[s] - want) > allowed + slack.loss(s))
+      const double scale = std::max(1.0, std::abs(want));
+      const double allowed = rtol * scale;
+      const double diff = std::abs(r.losses[s] - want);
+      if (diff <= allowed) continue;
+      if (slack.loss(s) > rtol) {
+        rounding_cut = compared = s;
+        cut_distance = slack.loss(s);
+        break;
+      }
+      if (diff > allowed + 2 * slack.loss(s) * scale)
         return {"parity_with_reference", false, false,
                 "rank " + std::to_string(r.rank) + " step " + std::to_string(s + 1) + ": loss " +
                     std::to_string(r.losses[s]) + " vs reference " + std::to_string(want) + " (allowed " +
-                    std::to_string(allowed) + " + " + std::to_string(slack.loss(s)) + " for " + slack.what() + ")"};
+                    std::to_string(allowed) + " + " + std::to_string(2 * slack.loss(s) * scale) + " for " +
+                    slack.what() + ")"};
     }
-    if (first_steps_only) continue;
+  }
+  const bool first_steps_only = compared < ref.losses.size();
+  for (const RankRecord& r : run.ranks) {
+    if (first_steps_only) break;
     for (const ShardRecord& shard : r.shards) {
       auto it = full.find(shard.fqn);
       if (it == full.end())
@@ -153,20 +178,42 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
       const bool same_shape = expected.sizes() == shard.local.sizes();
       const double diff = same_shape && expected.numel() ? (shard.local - expected).abs().max().item<double>() : 0.0;
       const double scale = expected.numel() ? std::max(1.0, expected.abs().max().item<double>()) : 1.0;
-      if (!same_shape || (!(diff <= rtol * scale) && !(diff <= rtol * scale + slack.parameter(shard.fqn)))) {
+      const double allowed = rtol * scale;
+      if (same_shape && diff <= allowed) continue;
+      if (same_shape && slack.parameter(shard.fqn) > rtol) {
+        unjudged.push_back(shard.fqn);
+        continue;
+      }
+      if (!same_shape || !(diff <= allowed + 2 * slack.parameter(shard.fqn) * scale)) {
         return {"parity_with_reference", false, false,
                 "rank " + std::to_string(r.rank) + ", group " + shard.group + ", parameter " + shard.fqn +
                     ": local shard differs from the reference after " + std::to_string(sc.steps) +
-                    " step(s) (max abs diff " + std::to_string(diff) + ", allowed " + std::to_string(rtol * scale) +
+                    " step(s) (max abs diff " + std::to_string(diff) + ", allowed " + std::to_string(allowed) +
                     " = " + std::to_string(rtol) + " x the tensor's scale, + " +
-                    std::to_string(slack.parameter(shard.fqn)) + " for " + slack.what() + ")"};
+                    std::to_string(2 * slack.parameter(shard.fqn) * scale) + " for " + slack.what() + ")"};
       }
     }
   }
-  if (first_steps_only)
+  if (rounding_cut)
+    return {"parity_with_reference", true, false,
+            "the first " + std::to_string(compared) + " step(s)' losses match the reference; from step " +
+                std::to_string(compared + 1) + " on, " + slack.what() + " alone moves a loss " +
+                std::to_string(cut_distance) + " of its size (the rounding twin against the reference), past the " +
+                "tolerance " + std::to_string(rtol) + ": later steps and shards not judged"};
+  if (growth_cut)
     return {"parity_with_reference", true, false,
             "the first " + std::to_string(compared) + " step(s)' losses match the reference (bfloat16 with top-k "
             "routing, several forwards per backward or a fast-growing loss: later steps and shards not compared)"};
+  std::sort(unjudged.begin(), unjudged.end());
+  unjudged.erase(std::unique(unjudged.begin(), unjudged.end()), unjudged.end());
+  if (!unjudged.empty()) {
+    std::string names;
+    for (const std::string& u : unjudged) names += (names.empty() ? "" : ", ") + u;
+    return {"parity_with_reference", true, false,
+            "losses and shards match the reference, but for " + names + ": " + slack.what() +
+                " alone moves them past the tolerance (their rounding twin against the reference), so they are not "
+                "judged"};
+  }
   return {"parity_with_reference", true, false, "losses and shards match the reference"};
 }
 

@@ -23,7 +23,11 @@ std::string rank_list(const std::vector<int>& ranks) {
 }  // namespace
 
 WorldState::WorldState(int world_size, std::chrono::milliseconds deadline, std::optional<Schedule> schedule)
-    : world_size(world_size), deadline(deadline), exited_(world_size, false), recovering_(world_size, false) {
+    : world_size(world_size),
+      deadline(deadline),
+      exited_(world_size, false),
+      activity_(world_size),
+      recovering_(world_size, false) {
   if (schedule) scheduler_ = std::make_unique<RankScheduler>(world_size, std::move(*schedule));
 }
 
@@ -34,9 +38,57 @@ void WorldState::start_rank(int rank) {
 
 void WorldState::pause(int rank, std::chrono::milliseconds duration) {
   Lock lock(mu_);
-  if (scheduler_ && !scheduler_->released()) return scheduler_->pause(lock, rank, duration.count());
-  lock.unlock();
-  std::this_thread::sleep_for(duration);
+  Activity& a = activity_.at(rank);
+  a.state = RankActivity::State::Paused;
+  if (scheduler_ && !scheduler_->released()) {
+    scheduler_->pause(lock, rank, duration.count());
+  } else {
+    lock.unlock();
+    std::this_thread::sleep_for(duration);
+    lock.lock();
+  }
+  a.state = RankActivity::State::Running;
+}
+
+WorldState::WaitingIn::WaitingIn(WorldState& world, int rank, Activity activity) : world_(world), rank_(rank) {
+  Activity& a = world_.activity_.at(rank);
+  activity.last = activity.group ? "'" + activity.group->name() + "' at sequence " + std::to_string(activity.sequence) +
+                                       ": " + activity.op
+                                  : a.last;
+  a = std::move(activity);
+  a.state = RankActivity::State::Waiting;
+}
+
+WorldState::WaitingIn::~WaitingIn() { world_.activity_.at(rank_).state = RankActivity::State::Running; }
+
+RankActivity WorldState::activity_of_locked(int rank) const {
+  const Activity& a = activity_.at(rank);
+  RankActivity out;
+  out.state = exited_.at(rank) ? RankActivity::State::Exited : a.state;
+  out.last = a.last;
+  if (out.state != RankActivity::State::Waiting) return out;
+  out.sequence = a.sequence;
+  out.op = a.op;
+  if (!a.group) {  // the recovery rendezvous
+    out.group = "world";
+    for (int r = 0; r < world_size; ++r)
+      if (!recovering_[r]) out.on.push_back(r);
+  } else {
+    out.group = a.group->name();
+    const std::vector<int>& members = a.group->global_ranks();
+    for (std::size_t r = 0; r < members.size(); ++r)
+      if (a.finishing ? !a.round->finished[r] : !a.round->present[r]) out.on.push_back(members[r]);
+    // A decided round (or a failed group) lets the rank go on: it waits on nobody.
+    if (!a.finishing && (a.round->verdict != Round::Verdict::Pending || a.group->poisoned_)) out.on.clear();
+  }
+  if (out.on.empty()) out.state = RankActivity::State::Running;
+  return out;
+}
+
+std::string WorldState::culprit_locked(int rank) const {
+  std::vector<RankActivity> world;
+  for (int r = 0; r < world_size; ++r) world.push_back(activity_of_locked(r));
+  return attribute(world, rank).text;
 }
 
 void WorldState::release_schedule() {
@@ -126,6 +178,7 @@ int WorldState::recover(int rank) {
     recover_cv_.notify_all();
     return epoch + 1;
   }
+  const WaitingIn waiting(*this, rank, Activity::in(nullptr, nullptr, false, static_cast<uint64_t>(epoch), "recover_world"));
   wait_locked(lock, recover_cv_, rank, recover_deadline_ms_, [&] {
     return epoch_.load() != epoch || !recover_failure_.empty() || !recovery_impossible_locked().empty();
   });
@@ -219,6 +272,8 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
   Round& round = rounds_.try_emplace(seq, size()).first->second;
   round.calls[rank] = std::move(call);
   round.present[rank] = true;
+  const WorldState::WaitingIn waiting(*world_, global_ranks_[rank],
+                                      WorldState::Activity::in(this, &round, false, seq, signature));
   if (++round.arrived == size()) {
     decide_locked(round, seq);
     cv_.notify_all();
@@ -248,7 +303,6 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
   if (world_->aborted_) throw aborted();
   if (!poisoned_) {
     const int gone = exited_missing_rank_locked(round);
-    poisoned_ = true;
     poison_kind_ = Kind::Deadline;
     if (gone >= 0) {
       std::vector<int> arrived;
@@ -259,8 +313,9 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
                         " returned from its rank function without entering it (arrived ranks " + rank_list(arrived) +
                         ")";
     } else {
-      poison_message_ = deadline_message_locked(round, seq, signature);
+      poison_message_ = deadline_message_locked(rank, round, seq, signature);  // while the group still waits
     }
+    poisoned_ = true;
     cv_.notify_all();
   }
   throw error(poison_kind_, rank, op, seq, poison_message_);
@@ -279,7 +334,10 @@ void GroupState::finish(int rank, uint64_t seq, Round& round, const std::string&
                                                    compute_error;
     round.compute_error_kind = allocation_failure ? Kind::Aborted : Kind::InvalidArgument;
   }
+  round.finished[rank] = true;
   if (++round.done == size()) cv_.notify_all();
+  const WorldState::WaitingIn waiting(*world_, global_ranks_[rank],
+                                      WorldState::Activity::in(this, &round, true, seq, round.calls[rank].signature));
   // No deadline here: every rank has arrived and only bounded local copies remain, and leaving
   // early would let a peer read freed memory.
   const WaitEnd end = world_->wait_locked(lock, cv_, global_ranks_[rank], std::nullopt,
@@ -312,7 +370,8 @@ int GroupState::exited_missing_rank_locked(const Round& round) const {
   return -1;
 }
 
-std::string GroupState::deadline_message_locked(const Round& round, uint64_t seq, const std::string& signature) const {
+std::string GroupState::deadline_message_locked(int rank, const Round& round, uint64_t seq,
+                                                const std::string& signature) const {
   std::ostringstream os;
   os << "deadline of " << world_->deadline.count() << " ms exceeded in group '" << name_ << "' at sequence " << seq
      << " waiting in " << signature << ": arrived ranks [";
@@ -334,6 +393,8 @@ std::string GroupState::deadline_message_locked(const Round& round, uint64_t seq
       os << " (entered no collective in this group)";
   }
   os << "]";
+  const std::string culprit = world_->culprit_locked(global_ranks_[rank]);
+  if (!culprit.empty()) os << "; " << culprit;
   return os.str();
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/comm/collective_checks.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/comm/rank_scheduler.h"
+#include "runtime/comm/wait_for.h"
 
 #include <atomic>
 #include <chrono>
@@ -21,7 +22,6 @@
 namespace shardfuzz::comm::detail {
 
 class GroupState;
-
 
 // Whether the calls of one collective (by group rank) can go ahead: every rank's arguments valid,
 // every signature equal, all_to_all_single's splits agreeing pairwise. The message names the
@@ -40,7 +40,7 @@ struct SplitResult {
 };
 
 struct Round {
-  explicit Round(int n) : calls(n), present(n, false), split(n) {}
+  explicit Round(int n) : calls(n), present(n, false), split(n), finished(n, false) {}
   enum class Verdict { Pending, Go, Failed };
   std::vector<Call> calls;  // by group rank; immutable once the verdict is in
   std::vector<bool> present;
@@ -50,6 +50,7 @@ struct Round {
   std::string error_message;
   std::vector<SplitResult> split;
   int done = 0;  // ranks that finished reading peers' buffers
+  std::vector<bool> finished;  // by group rank: counted in `done`
   std::string compute_error;
   CollectiveError::Kind compute_error_kind = CollectiveError::Kind::InvalidArgument;
   int left = 0;  // ranks that will not touch this round again; the last one erases it
@@ -106,6 +107,41 @@ class WorldState {
   // Why the rendezvous can never complete ("" while it still can).
   std::string recovery_impossible_locked() const;
 
+  // What each rank is doing now, for the wait-for graph (comm/wait_for.h).
+  struct Activity {
+    RankActivity::State state = RankActivity::State::Running;
+    const GroupState* group = nullptr;  // Waiting in a collective; null: in the recovery rendezvous
+    const Round* round = nullptr;
+    bool finishing = false;  // in finish(): waiting for peers to read its buffers
+    uint64_t sequence = 0;
+    std::string op;
+    std::string last;  // the last collective it entered
+    static Activity in(const GroupState* group, const Round* round, bool finishing, uint64_t sequence, std::string op) {
+      Activity a;
+      a.group = group;
+      a.round = round;
+      a.finishing = finishing;
+      a.sequence = sequence;
+      a.op = std::move(op);
+      return a;
+    }
+  };
+  // Marks global rank `rank` waiting until the guard goes (under mu_ both times).
+  class WaitingIn {
+   public:
+    WaitingIn(WorldState& world, int rank, Activity activity);
+    ~WaitingIn();
+    WaitingIn(const WaitingIn&) = delete;
+    WaitingIn& operator=(const WaitingIn&) = delete;
+
+   private:
+    WorldState& world_;
+    const int rank_;
+  };
+  RankActivity activity_of_locked(int rank) const;
+  // Who global rank `rank`'s wait ends at, across every group: "" when it adds nothing.
+  std::string culprit_locked(int rank) const;
+
   std::mutex mu_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::unique_ptr<RankScheduler> scheduler_;  // null: the OS schedules the rank threads
@@ -116,6 +152,7 @@ class WorldState {
   int final_rank_ = -1;
   std::string final_message_;
   std::vector<bool> exited_;
+  std::vector<Activity> activity_;
   std::vector<bool> recovering_;  // in recover() now
   int recovering_count_ = 0;
   int64_t recover_deadline_ms_ = 0;  // on the world's clock; set by the rendezvous' first rank
@@ -161,7 +198,7 @@ class GroupState {
   void decide_locked(Round& round, uint64_t seq);
   void decide_split_locked(Round& round);
   int exited_missing_rank_locked(const Round& round) const;
-  std::string deadline_message_locked(const Round& round, uint64_t seq, const std::string& signature) const;
+  std::string deadline_message_locked(int rank, const Round& round, uint64_t seq, const std::string& signature) const;
   void leave_locked(uint64_t seq, Round& round);
   CollectiveError error(CollectiveError::Kind kind, int rank, const std::string& op, uint64_t seq,
                         const std::string& message) const;

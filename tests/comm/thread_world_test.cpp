@@ -479,7 +479,8 @@ TEST(ThreadWorld, DeadlineFailsEveryWaitingRankAndPoisonsTheGroup) {
     EXPECT_EQ(e.op, "all_reduce");
     EXPECT_STREQ(e.what(),
                  "deadline of 250 ms exceeded in group 'world' at sequence 1 waiting in all_reduce(shape=[7], float, "
-                 "sum): arrived ranks [0, 1, 2], missing ranks [3 (last entered sequence 0: barrier())]");
+                 "sum): arrived ranks [0, 1, 2], missing ranks [3 (last entered sequence 0: barrier())]; culprit: "
+                 "rank 3 is running outside any collective (last entered 'world' at sequence 0: barrier())");
     EXPECT_GE(caught.seconds[r], 0.2);
     EXPECT_LT(caught.seconds[r], 5.0);
   }
