@@ -3,6 +3,7 @@
 
 #include "runtime/comm/collective_checks.h"
 #include "runtime/comm/group_state.h"
+#include "runtime/comm/wait_for.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/accumulate.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 #include <thread>
@@ -33,7 +35,53 @@ struct WorldShared {
   std::string recover_key(int e) const { return options.prefix + "/recover/" + std::to_string(e); }
   std::string left_key() const { return left_key_of(options.prefix); }
   static std::string left_key_of(const std::string& prefix) { return prefix + "/left"; }
+  static std::string activity_key_of(const std::string& prefix, int rank) {
+    return prefix + "/activity/" + std::to_string(rank);
+  }
+
+  // What this rank is doing, for its peers' wait-for graph (comm/wait_for.h): published when a
+  // wait grows long, a pause starts, or the rank leaves; read when a peer's deadline fires.
+  void publish(const nlohmann::json& activity) {
+    const std::string text = activity.dump();
+    store->set(activity_key_of(options.prefix, options.rank), std::vector<uint8_t>(text.begin(), text.end()));
+  }
+  std::mutex mu;
+  std::string last;  // the last collective this rank entered
+  std::string last_entered() {
+    std::lock_guard<std::mutex> lock(mu);
+    return last;
+  }
 };
+
+// Every rank's published activity, with the ranks each waiting one still misses (a round's member
+// keys that are not in the store); a rank that published nothing is running.
+std::vector<RankActivity> read_activities(c10d::Store& store, const std::string& prefix, int world_size) {
+  std::vector<RankActivity> world(static_cast<std::size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) {
+    const std::string key = WorldShared::activity_key_of(prefix, r);
+    if (!store.check({key})) continue;
+    const std::vector<uint8_t> bytes = store.get(key);
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+    if (j.is_discarded()) continue;
+    RankActivity& a = world[static_cast<std::size_t>(r)];
+    const std::string state = j.value("state", "running");
+    a.last = j.value("last", "");
+    if (state == "paused") a.state = RankActivity::State::Paused;
+    if (state == "exited") a.state = RankActivity::State::Exited;
+    if (state != "waiting") continue;
+    const std::string round = j.value("round", "");
+    const auto members = j.value("members", std::vector<int>{});
+    if (store.check({round + "state"}) && store.add(round + "state", 0) >= static_cast<int64_t>(members.size()))
+      continue;  // the round is complete: it is about to go on
+    a.state = RankActivity::State::Waiting;
+    a.group = j.value("group", "");
+    a.sequence = j.value("sequence", uint64_t{0});
+    a.op = j.value("op", "");
+    for (std::size_t i = 0; i < members.size(); ++i)
+      if (!store.check({round + std::to_string(i)})) a.on.push_back(members[i]);
+  }
+  return world;
+}
 
 // One rank's contribution to a collective as it travels: the call's metadata as JSON, then the
 // buffer's bytes (host copy).
@@ -186,6 +234,13 @@ class StoreCommunicator final : public Communicator {
                                                std::move(members));
   }
 
+  // A planned hang or straggler: its peers' wait-for graph sees it paused.
+  void pause(std::chrono::milliseconds duration) override {
+    world_->publish({{"state", "paused"}, {"last", world_->last_entered()}});
+    std::this_thread::sleep_for(duration);
+    world_->publish({{"state", "running"}, {"last", world_->last_entered()}});
+  }
+
   void abort_world(const std::string& reason) override {
     const int e = world_->epoch.load();
     // The first reason wins.
@@ -228,6 +283,27 @@ class StoreCommunicator final : public Communicator {
  private:
   static Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
   static constexpr int64_t kGaveUp = int64_t{1} << 40;
+  // A wait longer than this is published for the peers' wait-for graph (a short one costs no
+  // store round trip; a deadline is seconds).
+  static constexpr auto kPublishWaitAfter = std::chrono::milliseconds(50);
+
+  // The rank's published wait, taken back (as running) when the exchange ends either way.
+  struct PublishedWait {
+    explicit PublishedWait(WorldShared& world) : world_(world) {}
+    ~PublishedWait() {
+      if (!on) return;
+      try {
+        world_.publish({{"state", "running"}, {"last", world_.last_entered()}});
+      } catch (...) {  // a store gone with the world: nobody is left to read it
+      }
+    }
+    void waiting(const nlohmann::json& activity) {
+      world_.publish(activity);
+      on = true;
+    }
+    WorldShared& world_;
+    bool on = false;
+  };
 
   CollectiveError error(Kind kind, const std::string& op, uint64_t seq, const std::string& message) const {
     return CollectiveError(kind, name_, global_rank(), op, seq, "rank " + std::to_string(global_rank()) + ": " + message);
@@ -250,10 +326,20 @@ class StoreCommunicator final : public Communicator {
     const std::string state = base + "state", gave_up = base + "gave_up";
     int64_t arrived = store.add(state, 1);
     const std::string abort_key = world_->abort_key(e);
-    const auto deadline = std::chrono::steady_clock::now() + world_->options.deadline;
+    const auto entered = std::chrono::steady_clock::now();
+    const auto deadline = entered + world_->options.deadline;
     const auto where = [&] { return " in group '" + name_ + "' at sequence " + std::to_string(seq); };
+    const std::string here = "'" + name_ + "' at sequence " + std::to_string(seq) + ": " + call.signature;
+    {
+      std::lock_guard<std::mutex> lock(world_->mu);
+      world_->last = here;
+    }
+    PublishedWait published(*world_);
     for (auto pause = std::chrono::microseconds(20); arrived != size();
          pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
+      if (!published.on && std::chrono::steady_clock::now() - entered > kPublishWaitAfter)
+        published.waiting({{"state", "waiting"}, {"group", name_}, {"sequence", seq}, {"op", call.signature},
+                           {"round", base}, {"members", members_}, {"last", here}});
       if (arrived >= kGaveUp) {
         const Bytes why = store.get(gave_up);
         throw error(Kind::Deadline, call.op, seq, call.op + where() + ": " + std::string(why.begin(), why.end()));
@@ -268,9 +354,15 @@ class StoreCommunicator final : public Communicator {
         std::vector<int> missing;
         for (int r = 0; r < size(); ++r)
           if (!store.check({keys[static_cast<std::size_t>(r)]})) missing.push_back(members_[r]);
-        const std::string why = "rank " + std::to_string(global_rank()) + " gave up waiting: deadline of " +
-                                std::to_string(world_->options.deadline.count()) + " ms exceeded" + where() +
-                                " waiting in " + call.signature + ": missing ranks [" + join(missing) + "]";
+        std::string why = "rank " + std::to_string(global_rank()) + " gave up waiting: deadline of " +
+                          std::to_string(world_->options.deadline.count()) + " ms exceeded" + where() + " waiting in " +
+                          call.signature + ": missing ranks [" + join(missing) + "]";
+        if (!published.on)
+          published.waiting({{"state", "waiting"}, {"group", name_}, {"sequence", seq}, {"op", call.signature},
+                             {"round", base}, {"members", members_}, {"last", here}});
+        const std::string culprit =
+            attribute(read_activities(store, world_->options.prefix, world_->options.world_size), global_rank()).text;
+        if (!culprit.empty()) why += "; " + culprit;
         store.set(gave_up, bytes_of(why));
         // Every rank arrived just before: they went on, and so does this one.
         if (store.add(state, kGaveUp) - kGaveUp != size()) throw error(Kind::Deadline, call.op, seq, why);
@@ -329,6 +421,8 @@ void mark_rank_left(c10d::Store& store, const std::string& prefix, int rank, con
   const std::string why = "rank " + std::to_string(rank) + " left: " + reason;
   // The first rank to leave is the one named.
   if (store.add(key + "/count", 1) == 1) store.set(key, std::vector<uint8_t>(why.begin(), why.end()));
+  const std::string exited = nlohmann::json{{"state", "exited"}}.dump();
+  store.set(WorldShared::activity_key_of(prefix, rank), std::vector<uint8_t>(exited.begin(), exited.end()));
 }
 
 void leave_store_world(Communicator& world, const std::string& reason) {

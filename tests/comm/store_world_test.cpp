@@ -120,6 +120,35 @@ TEST(StoreWorld, ARankThatNeverComesFailsTheRoundForEveryoneAtTheDeadline) {
   }
 }
 
+// Culprit attribution across groups (comm/wait_for.h) on the store: rank 0 waits in 'a' on rank 1,
+// rank 1 waits in 'b' on rank 2, rank 2 is paused (a planned hang). Rank 0's error follows the chain.
+TEST(StoreWorld, ATimedOutRankNamesTheCulpritAcrossGroupsWithTheChain) {
+  auto out = run_store_world(
+      3,
+      [](std::shared_ptr<Communicator> c) {
+        const int me = c->global_rank();
+        auto a = c->split(me <= 1 ? 0 : -1, me, "a");
+        auto b = c->split(me >= 1 ? 0 : -1, me, "b");
+        at::Tensor t = at::ones({3});
+        if (me == 0) a->all_reduce(t, ReduceOp::Sum);
+        if (me == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0's deadline fires first
+          b->all_reduce(t, ReduceOp::Sum);
+        }
+        if (me == 2) c->pause(std::chrono::milliseconds(1500));
+      },
+      std::chrono::milliseconds(500));
+  ASSERT_FALSE(out[0].ok);
+  EXPECT_EQ(out[0].kind, CollectiveError::Kind::Deadline);
+  EXPECT_NE(out[0].error.find("culprit: rank 2 is paused, in no collective"), std::string::npos) << out[0].error;
+  EXPECT_NE(out[0].error.find("rank 0 is waiting on rank 1 in 'a' at sequence 0 (all_reduce(shape=[3], float, sum)); "
+                              "rank 1 is waiting on rank 2 in 'b' at sequence 0"),
+            std::string::npos)
+      << out[0].error;
+  ASSERT_FALSE(out[1].ok);
+  EXPECT_NE(out[1].error.find("rank 2"), std::string::npos) << out[1].error;
+}
+
 TEST(StoreWorld, ALateRankFailsTheRoundItsPeersGaveUpOn) {
   auto out = run_store_world(
       2,
