@@ -133,9 +133,24 @@ Verdict check_faults_detected(const Scenario& sc, const RunRecord& run) {
   if (run.ok()) return fail(what + " fired, yet every rank completed: not detected");
   const double bound = run.deadline_ms / 1000.0 + Tolerances::kDetectionSlackSeconds;
   std::vector<double> latencies;
+  std::vector<int> finished_before;  // completed, their collectives all done before the fault
   for (const RankRecord& r : run.ranks) {
     const std::string who = "rank " + std::to_string(r.rank);
-    if (r.error.empty()) return fail(what + ": " + who + " completed without an error");
+    if (r.error.empty()) {
+      // A rank that had finished every collective before the fault fired has nothing that could
+      // stop it (collectives outside the fault's group go on in FSDP2 too): it completes, having
+      // entered no collective after the world's abort. One that entered any and still completed
+      // was not reached by the abort.
+      if (r.collectives_after_abort == 0) {
+        finished_before.push_back(r.rank);
+        continue;
+      }
+      return fail(what + ": " + who + " completed without an error" +
+                  (r.collectives_after_abort > 0
+                       ? " after entering " + std::to_string(r.collectives_after_abort) +
+                             " collective(s) once the world was aborted"
+                       : ""));
+    }
     // Its own recoverable fault counts too: a rank whose oom or exception fired while a peer's fault
     // stopped the run may end with its own error (the recovery it started never completes).
     const bool own = std::count(faulty.begin(), faulty.end(), r.rank) > 0 ||
@@ -155,7 +170,11 @@ Verdict check_faults_detected(const Scenario& sc, const RunRecord& run) {
       return fail(os.str());
     }
   }
-  const std::string also = recovered.empty() ? "" : "; " + recovered;
+  std::string also = recovered.empty() ? "" : "; " + recovered;
+  if (!finished_before.empty()) {
+    also += "; ranks that had finished every collective before it and completed:";
+    for (int r : finished_before) also += " " + std::to_string(r);
+  }
   if (latencies.empty())
     return {"faults_detected", true, false, what + ": every rank failed by its own planned fault" + also};
   return {"faults_detected", true, false,

@@ -64,6 +64,9 @@ struct RankRecord {
   // step, or where the rank failed; null on the CPU.
   nlohmann::json device_snapshot;
   std::string error;                // what this rank failed with (empty: it completed)
+  // Collectives it entered after its world was aborted for good (comm::RankOutcome); -1: the
+  // backend does not count them. A correct world fails each, so a rank that completed entered 0.
+  int collectives_after_abort = -1;
   double failed_at_seconds = -1;    // since the run's start, when it failed (-1: it did not)
   std::vector<memory::TimelineEvent> events_of_step(int step, memory::Category category = memory::Category::Fsdp) const;
 };

@@ -177,6 +177,7 @@ json to_json(const RankRecord& r) {
           {"recoveries", recoveries},
           {"error", r.error},
           {"failed_at_seconds", r.failed_at_seconds},
+          {"collectives_after_abort", r.collectives_after_abort},
           {"device_snapshot", r.device_snapshot}};
 }
 
@@ -205,6 +206,8 @@ RankRecord rank_record_from_json(const json& j) {
     field = "error";
     r.error = j.at("error").get<std::string>();
     r.failed_at_seconds = j.at("failed_at_seconds").get<double>();
+    field = "collectives_after_abort";
+    r.collectives_after_abort = j.value("collectives_after_abort", -1);
     r.device_snapshot = j.value("device_snapshot", json());
     return r;
   } catch (const json::exception& e) {

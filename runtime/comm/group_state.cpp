@@ -27,6 +27,7 @@ WorldState::WorldState(int world_size, std::chrono::milliseconds deadline, std::
       deadline(deadline),
       exited_(world_size, false),
       activity_(world_size),
+      after_abort_(world_size, 0),
       recovering_(world_size, false) {
   if (schedule) scheduler_ = std::make_unique<RankScheduler>(world_size, std::move(*schedule));
 }
@@ -211,6 +212,11 @@ void WorldState::mark_exited(int rank) {
   if (scheduler_) scheduler_->leave(lock, rank);
 }
 
+int WorldState::collectives_after_abort(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return after_abort_.at(rank);
+}
+
 void WorldState::wake_all_locked() {
   for (auto& weak : groups_)
     if (auto group = weak.lock()) group->cv_.notify_all();
@@ -261,6 +267,7 @@ Round& GroupState::arrive(int rank, uint64_t seq, Call call) {
   };
   WorldState::Lock lock(world_->mu_);
   world_->boundary_locked(lock, global_ranks_[rank]);
+  if (world_->final_) ++world_->after_abort_[global_ranks_[rank]];
   const int64_t deadline_at = world_->now_ms_locked() + world_->deadline.count();
   progress_[rank] = {true, seq, signature};
   if (world_->aborted_) throw aborted();

@@ -89,6 +89,8 @@ class WorldState {
   int epoch() const { return epoch_.load(); }
   // A rank thread returned: collectives still waiting for it can never complete.
   void mark_exited(int rank);
+  // How many collectives global rank `rank` entered after abort() (see RankOutcome).
+  int collectives_after_abort(int rank);
 
   const int world_size;
   const std::chrono::milliseconds deadline;
@@ -153,6 +155,7 @@ class WorldState {
   std::string final_message_;
   std::vector<bool> exited_;
   std::vector<Activity> activity_;
+  std::vector<int> after_abort_;  // by global rank: collectives entered after abort()
   std::vector<bool> recovering_;  // in recover() now
   int recovering_count_ = 0;
   int64_t recover_deadline_ms_ = 0;  // on the world's clock; set by the rendezvous' first rank

@@ -59,6 +59,7 @@ std::vector<RankOutcome> ThreadWorld::run(const std::function<void(std::shared_p
     }
     if (!outcome.ok) world->abort(rank, outcome.error);
     world->mark_exited(rank);
+    outcome.collectives_after_abort = world->collectives_after_abort(rank);
   };
 
   std::vector<std::thread> threads;

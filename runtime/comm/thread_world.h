@@ -30,6 +30,10 @@ struct RankOutcome {
   bool ok = false;
   std::string error;             // what() of the exception the rank's function threw
   std::exception_ptr exception;  // null when ok
+  // Collectives the rank entered after the world was aborted for good (a rank's function threw).
+  // Each fails at once in a correct world, so a rank that completed entered none: it had finished
+  // every collective before the failure (the world's abort reached it, there was nothing to stop).
+  int collectives_after_abort = 0;
 };
 
 class ThreadWorld {

@@ -542,5 +542,31 @@ TEST(ThreadWorld, ThrowingRankAbortsTheWorld) {
   }
 }
 
+// A rank counts the collectives it entered after the world was aborted for good: one that
+// finished before the failure and completed entered none; one that came later entered one, which
+// failed (faults_detected tells the two apart with it).
+TEST(ThreadWorld, CountsTheCollectivesEachRankEnteredAfterTheAbort) {
+  ThreadWorld world({3, 5000ms, Schedule{}});
+  const auto outcomes = world.run([](std::shared_ptr<Communicator> c) {
+    const int me = c->global_rank();
+    auto pair = c->split(me <= 1 ? 0 : -1, me, "pair");
+    if (me == 0) {
+      c->pause(10ms);
+      throw std::runtime_error("boom");
+    }
+    if (me == 1) {
+      c->pause(20ms);
+      at::Tensor t = at::ones({2});
+      pair->all_reduce(t, ReduceOp::Sum);
+    }
+  });
+  EXPECT_FALSE(outcomes[0].ok);
+  EXPECT_EQ(outcomes[0].collectives_after_abort, 0);
+  EXPECT_FALSE(outcomes[1].ok);
+  EXPECT_EQ(outcomes[1].collectives_after_abort, 1);
+  EXPECT_TRUE(outcomes[2].ok) << outcomes[2].error;
+  EXPECT_EQ(outcomes[2].collectives_after_abort, 0);
+}
+
 }  // namespace
 }  // namespace shardfuzz::comm

@@ -158,6 +158,38 @@ TEST(FaultPlan, APeerThatCompletedOrNamesNoOneFailsTheProperty) {
       << v.message;
 }
 
+// A rank that had finished every collective before the fault fired completes, as in FSDP2: nothing
+// it still had to do involved the faulty rank (found by a 10-minute strict --faults campaign: a
+// collective_error at rank 0's last all-gather, in its dp_mod_ep group {0, 1}, after which ranks 2
+// and 3 had no collective left). One that entered a collective after the world's abort and still
+// completed was not reached by the abort: a finding.
+TEST(FaultPlan, APeerThatFinishedEveryCollectiveBeforeTheFaultMayComplete) {
+  const Scenario sc = with_fault(small(3), "collective_error", 0, 0);
+  RunRecord run = hand_made_faulted_run(3, {0, 0, "collective_error", "dp", "all_gather_into_tensor", 0.1});
+  run.ranks[0].error = "injected collective error at rank 0";
+  run.ranks[1].error = "aborted: rank 0 failed";
+  run.ranks[0].failed_at_seconds = run.ranks[1].failed_at_seconds = 0.1;
+  run.ranks[2].collectives_after_abort = 0;
+  Verdict v = check_faults_detected(sc, run);
+  EXPECT_TRUE(v.ok) << v.message;
+  EXPECT_NE(v.message.find("finished every collective before it and completed: 2"), std::string::npos) << v.message;
+  run.ranks[2].collectives_after_abort = 3;
+  v = check_faults_detected(sc, run);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("rank 2 completed without an error after entering 3 collective(s) once the world was "
+                           "aborted"),
+            std::string::npos)
+      << v.message;
+
+  const Scenario found =
+      load_scenario(std::string(SHARDFUZZ_SOURCE_DIR) + "/tests/harness/cases/fault_at_last_shared_collective.json");
+  const RunRecord real = run_threads(found);
+  ASSERT_TRUE(real.ranks.at(2).error.empty()) << "the case must keep a rank that completes";
+  EXPECT_EQ(real.ranks.at(2).collectives_after_abort, 0);
+  const Verdict verdict = check_faults_detected(found, real);
+  EXPECT_TRUE(verdict.ok) << verdict.message;
+}
+
 // A peer's deadline error lists every missing rank with what it last entered; the faulty rank may
 // come second (found by a strict --faults campaign, seed 2: a hang inside a reshard_after_forward=2
 // sub-group leaves its partner missing too).

@@ -62,8 +62,10 @@ RunRecord run_threads(const Scenario& sc, const RunOptions& options) {
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - shared.t0).count();
   run.schedule = world.schedule_record();
   std::vector<RankFailure> failures;
-  for (const auto& o : outcomes)
+  for (const auto& o : outcomes) {
+    run.ranks.at(static_cast<std::size_t>(o.rank)).collectives_after_abort = o.collectives_after_abort;
     if (!o.ok) failures.push_back({o.rank, o.error, error_kind(o.exception)});
+  }
   set_root_failure(run, failures);
   reference.wait();
   if (options.reference) attach_reference(sc, run);
