@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace shardfuzz::harness {
 
@@ -102,6 +103,113 @@ class RoundingSlack {
   std::shared_ptr<const Reference> twin_;
 };
 
+// The comparison proper: losses step by step, then (when every step was compared) the shards.
+class ParityJudge {
+ public:
+  ParityJudge(const Scenario& sc, const RunRecord& run, const Reference& ref, double first)
+      : sc_(sc), run_(run), ref_(ref), rtol_(Tolerances::parity_relative(sc, run.device)), slack_(sc, ref) {
+    compared_ = steps_compared(sc, ref, first);
+    growth_cut_ = compared_ < ref.losses.size();
+  }
+
+  Verdict judge() {
+    if (std::optional<Verdict> failed = compare_losses()) return *failed;
+    if (compared_ == ref_.losses.size())
+      if (std::optional<Verdict> failed = compare_shards()) return *failed;
+    return passed();
+  }
+
+ private:
+  static Verdict fail(std::string message) { return {"parity_with_reference", false, false, std::move(message)}; }
+  static Verdict pass(std::string message) { return {"parity_with_reference", true, false, std::move(message)}; }
+
+  // Where rounding alone (the twin's distance) passes the tolerance, the comparison says nothing:
+  // two correct computations differ by more than a bug must show. From that step on nothing is
+  // judged, and the verdict says so (a world-7 bfloat16 run with attention: its twin 0.155 from
+  // the reference in a weight of scale 1.2, after 2 steps).
+  std::optional<Verdict> compare_losses() {
+    for (const RankRecord& r : run_.ranks)
+      for (std::size_t s = 0; s < r.losses.size() && s < compared_; ++s) {
+        const double want = ref_.losses[s][static_cast<std::size_t>(r.rank)];
+        const double scale = std::max(1.0, std::abs(want));
+        const double allowed = rtol_ * scale;
+        const double diff = std::abs(r.losses[s] - want);
+        if (diff <= allowed) continue;
+        if (slack_.loss(s) > rtol_) {
+          rounding_cut_ = compared_ = s;
+          cut_distance_ = slack_.loss(s);
+          break;
+        }
+        if (diff > allowed + 2 * slack_.loss(s) * scale)
+          return fail("rank " + std::to_string(r.rank) + " step " + std::to_string(s + 1) + ": loss " +
+                      std::to_string(r.losses[s]) + " vs reference " + std::to_string(want) + " (allowed " +
+                      std::to_string(allowed) + " + " + std::to_string(2 * slack_.loss(s) * scale) + " for " +
+                      slack_.what() + ")");
+      }
+    return std::nullopt;
+  }
+
+  // A parameter whose own twin distance passes the tolerance is not judged (listed in the verdict).
+  std::optional<Verdict> compare_shards() {
+    for (const RankRecord& r : run_.ranks)
+      for (const ShardRecord& shard : r.shards) {
+        auto it = ref_.parameters.find(shard.fqn);
+        if (it == ref_.parameters.end())
+          return fail("rank " + std::to_string(r.rank) + ": parameter " + shard.fqn + " of group " + shard.group +
+                      " is not in the reference");
+        const at::Tensor expected = expected_shard(it->second, shard);
+        // Relative to the tensor's scale: elements near zero carry the rounding of their neighbours.
+        const bool same_shape = expected.sizes() == shard.local.sizes();
+        const double diff = same_shape && expected.numel() ? (shard.local - expected).abs().max().item<double>() : 0.0;
+        const double scale = expected.numel() ? std::max(1.0, expected.abs().max().item<double>()) : 1.0;
+        const double allowed = rtol_ * scale;
+        if (same_shape && diff <= allowed) continue;
+        if (same_shape && slack_.parameter(shard.fqn) > rtol_) {
+          unjudged_.insert(shard.fqn);
+          continue;
+        }
+        if (!same_shape || !(diff <= allowed + 2 * slack_.parameter(shard.fqn) * scale))
+          return fail("rank " + std::to_string(r.rank) + ", group " + shard.group + ", parameter " + shard.fqn +
+                      ": local shard differs from the reference after " + std::to_string(sc_.steps) +
+                      " step(s) (max abs diff " + std::to_string(diff) + ", allowed " + std::to_string(allowed) +
+                      " = " + std::to_string(rtol_) + " x the tensor's scale, + " +
+                      std::to_string(2 * slack_.parameter(shard.fqn) * scale) + " for " + slack_.what() + ")");
+      }
+    return std::nullopt;
+  }
+
+  Verdict passed() {
+    if (rounding_cut_)
+      return pass("the first " + std::to_string(compared_) + " step(s)' losses match the reference; from step " +
+                  std::to_string(compared_ + 1) + " on, " + slack_.what() + " alone moves a loss " +
+                  std::to_string(cut_distance_) + " of its size (the rounding twin against the reference), past the " +
+                  "tolerance " + std::to_string(rtol_) + ": later steps and shards not judged");
+    if (growth_cut_)
+      return pass("the first " + std::to_string(compared_) + " step(s)' losses match the reference (bfloat16 with "
+                  "top-k routing, several forwards per backward or a fast-growing loss: later steps and shards not "
+                  "compared)");
+    if (!unjudged_.empty()) {
+      std::string names;
+      for (const std::string& u : unjudged_) names += (names.empty() ? "" : ", ") + u;
+      return pass("losses and shards match the reference, but for " + names + ": " + slack_.what() +
+                  " alone moves them past the tolerance (their rounding twin against the reference), so they are "
+                  "not judged");
+    }
+    return pass("losses and shards match the reference");
+  }
+
+  const Scenario& sc_;
+  const RunRecord& run_;
+  const Reference& ref_;
+  const double rtol_;
+  RoundingSlack slack_;
+  std::size_t compared_ = 0;
+  bool growth_cut_ = false;
+  std::optional<std::size_t> rounding_cut_;
+  double cut_distance_ = 0;
+  std::set<std::string> unjudged_;
+};
+
 }  // namespace
 
 Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
@@ -133,88 +241,7 @@ Verdict check_parity_with_reference(const Scenario& sc, const RunRecord& run) {
             "skipped: the reference diverged (largest |loss| " + std::to_string(largest) + " vs " +
                 std::to_string(first) + " at step 1, over " + std::to_string(Tolerances::kParityDivergenceFactor) +
                 "x): rounding is amplified without bound"};
-  const std::map<std::string, at::Tensor>& full = ref.parameters;
-  const double rtol = Tolerances::parity_relative(sc, run.device);
-  std::size_t compared = steps_compared(sc, ref, first);
-  const bool growth_cut = compared < ref.losses.size();
-  // Where rounding alone (the twin's distance) passes the tolerance, the comparison says nothing:
-  // two correct computations differ by more than a bug must show. From that step on, and for such a
-  // parameter, nothing is judged, and the verdict says so (a world-7 bfloat16 run with attention:
-  // its twin 0.155 from the reference in a weight of scale 1.2, after 2 steps).
-  std::optional<std::size_t> rounding_cut;
-  double cut_distance = 0;
-  std::vector<std::string> unjudged;
-  RoundingSlack slack(sc, ref);
-  for (const RankRecord& r : run.ranks) {
-    for (std::size_t s = 0; s < r.losses.size() && s < compared; ++s) {
-      const double want = ref.losses[s][static_cast<std::size_t>(r.rank)];
-      const double scale = std::max(1.0, std::abs(want));
-      const double allowed = rtol * scale;
-      const double diff = std::abs(r.losses[s] - want);
-      if (diff <= allowed) continue;
-      if (slack.loss(s) > rtol) {
-        rounding_cut = compared = s;
-        cut_distance = slack.loss(s);
-        break;
-      }
-      if (diff > allowed + 2 * slack.loss(s) * scale)
-        return {"parity_with_reference", false, false,
-                "rank " + std::to_string(r.rank) + " step " + std::to_string(s + 1) + ": loss " +
-                    std::to_string(r.losses[s]) + " vs reference " + std::to_string(want) + " (allowed " +
-                    std::to_string(allowed) + " + " + std::to_string(2 * slack.loss(s) * scale) + " for " +
-                    slack.what() + ")"};
-    }
-  }
-  const bool first_steps_only = compared < ref.losses.size();
-  for (const RankRecord& r : run.ranks) {
-    if (first_steps_only) break;
-    for (const ShardRecord& shard : r.shards) {
-      auto it = full.find(shard.fqn);
-      if (it == full.end())
-        return {"parity_with_reference", false, false, "rank " + std::to_string(r.rank) + ": parameter " + shard.fqn +
-                                                           " of group " + shard.group + " is not in the reference"};
-      const at::Tensor expected = expected_shard(it->second, shard);
-      // Relative to the tensor's scale: elements near zero carry the rounding of their neighbours.
-      const bool same_shape = expected.sizes() == shard.local.sizes();
-      const double diff = same_shape && expected.numel() ? (shard.local - expected).abs().max().item<double>() : 0.0;
-      const double scale = expected.numel() ? std::max(1.0, expected.abs().max().item<double>()) : 1.0;
-      const double allowed = rtol * scale;
-      if (same_shape && diff <= allowed) continue;
-      if (same_shape && slack.parameter(shard.fqn) > rtol) {
-        unjudged.push_back(shard.fqn);
-        continue;
-      }
-      if (!same_shape || !(diff <= allowed + 2 * slack.parameter(shard.fqn) * scale)) {
-        return {"parity_with_reference", false, false,
-                "rank " + std::to_string(r.rank) + ", group " + shard.group + ", parameter " + shard.fqn +
-                    ": local shard differs from the reference after " + std::to_string(sc.steps) +
-                    " step(s) (max abs diff " + std::to_string(diff) + ", allowed " + std::to_string(allowed) +
-                    " = " + std::to_string(rtol) + " x the tensor's scale, + " +
-                    std::to_string(2 * slack.parameter(shard.fqn) * scale) + " for " + slack.what() + ")"};
-      }
-    }
-  }
-  if (rounding_cut)
-    return {"parity_with_reference", true, false,
-            "the first " + std::to_string(compared) + " step(s)' losses match the reference; from step " +
-                std::to_string(compared + 1) + " on, " + slack.what() + " alone moves a loss " +
-                std::to_string(cut_distance) + " of its size (the rounding twin against the reference), past the " +
-                "tolerance " + std::to_string(rtol) + ": later steps and shards not judged"};
-  if (growth_cut)
-    return {"parity_with_reference", true, false,
-            "the first " + std::to_string(compared) + " step(s)' losses match the reference (bfloat16 with top-k "
-            "routing, several forwards per backward or a fast-growing loss: later steps and shards not compared)"};
-  std::sort(unjudged.begin(), unjudged.end());
-  unjudged.erase(std::unique(unjudged.begin(), unjudged.end()), unjudged.end());
-  if (!unjudged.empty()) {
-    std::string names;
-    for (const std::string& u : unjudged) names += (names.empty() ? "" : ", ") + u;
-    return {"parity_with_reference", true, false,
-            "losses and shards match the reference, but for " + names + ": " + slack.what() +
-                " alone moves them past the tolerance (their rounding twin against the reference), so they are not "
-                "judged"};
-  }
-  return {"parity_with_reference", true, false, "losses and shards match the reference"};
+  return ParityJudge(sc, run, ref, first).judge();
 }
 
 }  // namespace shardfuzz::harness
