@@ -53,6 +53,9 @@ struct WorldShared {
   }
 };
 
+// What a rank that gives up at its deadline adds to its round's arrival count.
+constexpr int64_t kGaveUpMark = int64_t{1} << 40;
+
 // Every rank's published activity, with the ranks each waiting one still misses (a round's member
 // keys that are not in the store); a rank that published nothing is running.
 std::vector<RankActivity> read_activities(c10d::Store& store, const std::string& prefix, int world_size) {
@@ -71,8 +74,11 @@ std::vector<RankActivity> read_activities(c10d::Store& store, const std::string&
     if (state != "waiting") continue;
     const std::string round = j.value("round", "");
     const auto members = j.value("members", std::vector<int>{});
-    if (store.check({round + "state"}) && store.add(round + "state", 0) >= static_cast<int64_t>(members.size()))
-      continue;  // the round is complete: it is about to go on
+    // A round every member reached goes on; one a rank gave up on still waits for its missing
+    // members (its ranks fail because of them).
+    if (store.check({round + "state"}) &&
+        store.add(round + "state", 0) % kGaveUpMark >= static_cast<int64_t>(members.size()))
+      continue;
     a.state = RankActivity::State::Waiting;
     a.group = j.value("group", "");
     a.sequence = j.value("sequence", uint64_t{0});
@@ -282,16 +288,18 @@ class StoreCommunicator final : public Communicator {
 
  private:
   static Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
-  static constexpr int64_t kGaveUp = int64_t{1} << 40;
+  static constexpr int64_t kGaveUp = kGaveUpMark;
   // A wait longer than this is published for the peers' wait-for graph (a short one costs no
   // store round trip; a deadline is seconds).
   static constexpr auto kPublishWaitAfter = std::chrono::milliseconds(50);
 
-  // The rank's published wait, taken back (as running) when the exchange ends either way.
+  // The rank's published wait, taken back (as running) when the exchange completes. One that fails
+  // stays published: the rank failed because of the ranks it waited on, and a peer whose deadline
+  // fires later follows it to them (mark_rank_left keeps it too).
   struct PublishedWait {
     explicit PublishedWait(WorldShared& world) : world_(world) {}
     ~PublishedWait() {
-      if (!on) return;
+      if (!on || !completed) return;
       try {
         world_.publish({{"state", "running"}, {"last", world_.last_entered()}});
       } catch (...) {  // a store gone with the world: nobody is left to read it
@@ -303,6 +311,7 @@ class StoreCommunicator final : public Communicator {
     }
     WorldShared& world_;
     bool on = false;
+    bool completed = false;
   };
 
   CollectiveError error(Kind kind, const std::string& op, uint64_t seq, const std::string& message) const {
@@ -371,6 +380,7 @@ class StoreCommunicator final : public Communicator {
       std::this_thread::sleep_for(pause);
       arrived = store.add(state, 0);
     }
+    published.completed = true;
     std::vector<Received> peers;
     std::vector<Call> calls;
     for (const auto& k : keys) {
@@ -421,8 +431,16 @@ void mark_rank_left(c10d::Store& store, const std::string& prefix, int rank, con
   const std::string why = "rank " + std::to_string(rank) + " left: " + reason;
   // The first rank to leave is the one named.
   if (store.add(key + "/count", 1) == 1) store.set(key, std::vector<uint8_t>(why.begin(), why.end()));
+  // A rank that failed waiting stays a waiter in its peers' wait-for graph: it left because of the
+  // ranks it waited on.
+  const std::string activity = WorldShared::activity_key_of(prefix, rank);
+  if (store.check({activity})) {
+    const std::vector<uint8_t> bytes = store.get(activity);
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+    if (!j.is_discarded() && j.value("state", "") == "waiting") return;
+  }
   const std::string exited = nlohmann::json{{"state", "exited"}}.dump();
-  store.set(WorldShared::activity_key_of(prefix, rank), std::vector<uint8_t>(exited.begin(), exited.end()));
+  store.set(activity, std::vector<uint8_t>(exited.begin(), exited.end()));
 }
 
 void leave_store_world(Communicator& world, const std::string& reason) {
