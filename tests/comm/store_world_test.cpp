@@ -149,6 +149,31 @@ TEST(StoreWorld, ATimedOutRankNamesTheCulpritAcrossGroupsWithTheChain) {
   EXPECT_NE(out[1].error.find("rank 2"), std::string::npos) << out[1].error;
 }
 
+// On the wall clock a peer's deadline can fire after the rank it waits on has already failed: that
+// rank stays a waiter in the graph, so the chain still reaches the culprit (a world-8 hang named it
+// on 7 ranks of 8 before).
+TEST(StoreWorld, APeerWhoseDeadlineFiresLaterFollowsTheChainThroughARankThatFailedFirst) {
+  auto out = run_store_world(
+      3,
+      [](std::shared_ptr<Communicator> c) {
+        const int me = c->global_rank();
+        auto a = c->split(me <= 1 ? 0 : -1, me, "a");
+        auto b = c->split(me >= 1 ? 0 : -1, me, "b");
+        at::Tensor t = at::ones({3});
+        if (me == 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(150));  // rank 1's deadline fires first
+          a->all_reduce(t, ReduceOp::Sum);
+        }
+        if (me == 1) b->all_reduce(t, ReduceOp::Sum);
+        if (me == 2) c->pause(std::chrono::milliseconds(1500));
+      },
+      std::chrono::milliseconds(400));
+  ASSERT_FALSE(out[1].ok);
+  ASSERT_FALSE(out[0].ok);
+  EXPECT_NE(out[0].error.find("culprit: rank 2 is paused"), std::string::npos) << out[0].error;
+  EXPECT_NE(out[0].error.find("rank 1 is waiting on rank 2 in 'b' at sequence 0"), std::string::npos) << out[0].error;
+}
+
 TEST(StoreWorld, ALateRankFailsTheRoundItsPeersGaveUpOn) {
   auto out = run_store_world(
       2,
