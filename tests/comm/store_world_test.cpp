@@ -135,9 +135,9 @@ TEST(StoreWorld, ATimedOutRankNamesTheCulpritAcrossGroupsWithTheChain) {
           std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0's deadline fires first
           b->all_reduce(t, ReduceOp::Sum);
         }
-        if (me == 2) c->pause(std::chrono::milliseconds(1500));
+        if (me == 2) c->pause(std::chrono::milliseconds(2500));
       },
-      std::chrono::milliseconds(500));
+      std::chrono::milliseconds(1000));
   ASSERT_FALSE(out[0].ok);
   EXPECT_EQ(out[0].kind, CollectiveError::Kind::Deadline);
   EXPECT_NE(out[0].error.find("culprit: rank 2 is paused, in no collective"), std::string::npos) << out[0].error;
@@ -161,13 +161,13 @@ TEST(StoreWorld, APeerWhoseDeadlineFiresLaterFollowsTheChainThroughARankThatFail
         auto b = c->split(me >= 1 ? 0 : -1, me, "b");
         at::Tensor t = at::ones({3});
         if (me == 0) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(150));  // rank 1's deadline fires first
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rank 1's deadline fires first
           a->all_reduce(t, ReduceOp::Sum);
         }
         if (me == 1) b->all_reduce(t, ReduceOp::Sum);
-        if (me == 2) c->pause(std::chrono::milliseconds(1500));
+        if (me == 2) c->pause(std::chrono::milliseconds(2500));
       },
-      std::chrono::milliseconds(400));
+      std::chrono::milliseconds(800));
   ASSERT_FALSE(out[1].ok);
   ASSERT_FALSE(out[0].ok);
   EXPECT_NE(out[0].error.find("culprit: rank 2 is paused"), std::string::npos) << out[0].error;

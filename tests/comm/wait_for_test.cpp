@@ -174,12 +174,12 @@ TEST(WaitFor, CollectivesEnteredInDifferentOrdersAreReportedAsADeadlock) {
 
 TEST(WaitFor, AFaultyCommunicatorsHangIsNamedAcrossGroupsWithoutASchedule) {
   // The OS's order: the hung rank pauses on the wall clock; its peers' deadlines fire while it is away.
-  ThreadWorld world({3, 300ms});
+  ThreadWorld world({3, 1000ms});  // margins for a loaded CI machine
   const auto outcomes = world.run([&](std::shared_ptr<Communicator> c) {
     auto a = group_of(c, {0, 1}, "a");
     auto b = group_of(c, {1, 2}, "b");
     std::vector<CollectiveFault> plan;
-    if (c->global_rank() == 2) plan.push_back({CollectiveFault::Action::Hang, 0, 1500ms});
+    if (c->global_rank() == 2) plan.push_back({CollectiveFault::Action::Hang, 0, 2500ms});
     auto link = FaultyCommunicator::wrap(c->global_rank() == 0 ? a : b, plan);
     at::Tensor t = at::ones({3});
     if (c->global_rank() == 1) std::this_thread::sleep_for(50ms);  // rank 0 waits before rank 1 does
