@@ -41,10 +41,7 @@ struct WorldShared {
 
   // What this rank is doing, for its peers' wait-for graph (comm/wait_for.h): published when a
   // wait grows long, a pause starts, or the rank leaves; read when a peer's deadline fires.
-  void publish(const nlohmann::json& activity) {
-    const std::string text = activity.dump();
-    store->set(activity_key_of(options.prefix, options.rank), std::vector<uint8_t>(text.begin(), text.end()));
-  }
+  void publish(const nlohmann::json& activity);
   std::mutex mu;
   std::string last;  // the last collective this rank entered
   std::string last_entered() {
@@ -54,17 +51,29 @@ struct WorldShared {
 };
 
 // What a rank that gives up at its deadline adds to its round's arrival count.
-constexpr int64_t kGaveUpMark = int64_t{1} << 40;
+constexpr int64_t kGaveUp = int64_t{1} << 40;
+
+void write_activity(c10d::Store& store, const std::string& prefix, int rank, const nlohmann::json& activity) {
+  const std::string text = activity.dump();
+  store.set(WorldShared::activity_key_of(prefix, rank), std::vector<uint8_t>(text.begin(), text.end()));
+}
+
+// What `rank` published last; discarded (is_discarded()) when it published nothing readable.
+nlohmann::json read_activity(c10d::Store& store, const std::string& prefix, int rank) {
+  const std::string key = WorldShared::activity_key_of(prefix, rank);
+  if (!store.check({key})) return nlohmann::json(nlohmann::json::value_t::discarded);
+  const std::vector<uint8_t> bytes = store.get(key);
+  return nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+}
+
+void WorldShared::publish(const nlohmann::json& activity) { write_activity(*store, options.prefix, options.rank, activity); }
 
 // Every rank's published activity, with the ranks each waiting one still misses (a round's member
 // keys that are not in the store); a rank that published nothing is running.
 std::vector<RankActivity> read_activities(c10d::Store& store, const std::string& prefix, int world_size) {
   std::vector<RankActivity> world(static_cast<std::size_t>(world_size));
   for (int r = 0; r < world_size; ++r) {
-    const std::string key = WorldShared::activity_key_of(prefix, r);
-    if (!store.check({key})) continue;
-    const std::vector<uint8_t> bytes = store.get(key);
-    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
+    const nlohmann::json j = read_activity(store, prefix, r);
     if (j.is_discarded()) continue;
     RankActivity& a = world[static_cast<std::size_t>(r)];
     const std::string state = j.value("state", "running");
@@ -77,7 +86,7 @@ std::vector<RankActivity> read_activities(c10d::Store& store, const std::string&
     // A round every member reached goes on; one a rank gave up on still waits for its missing
     // members (its ranks fail because of them).
     if (store.check({round + "state"}) &&
-        store.add(round + "state", 0) % kGaveUpMark >= static_cast<int64_t>(members.size()))
+        store.add(round + "state", 0) % kGaveUp >= static_cast<int64_t>(members.size()))
       continue;
     a.state = RankActivity::State::Waiting;
     a.group = j.value("group", "");
@@ -288,7 +297,6 @@ class StoreCommunicator final : public Communicator {
 
  private:
   static Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
-  static constexpr int64_t kGaveUp = kGaveUpMark;
   // A wait longer than this is published for the peers' wait-for graph (a short one costs no
   // store round trip; a deadline is seconds).
   static constexpr auto kPublishWaitAfter = std::chrono::milliseconds(50);
@@ -344,11 +352,14 @@ class StoreCommunicator final : public Communicator {
       world_->last = here;
     }
     PublishedWait published(*world_);
-    for (auto pause = std::chrono::microseconds(20); arrived != size();
-         pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
-      if (!published.on && std::chrono::steady_clock::now() - entered > kPublishWaitAfter)
+    const auto publish_wait = [&] {
+      if (!published.on)
         published.waiting({{"state", "waiting"}, {"group", name_}, {"sequence", seq}, {"op", call.signature},
                            {"round", base}, {"members", members_}, {"last", here}});
+    };
+    for (auto pause = std::chrono::microseconds(20); arrived != size();
+         pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
+      if (!published.on && std::chrono::steady_clock::now() - entered > kPublishWaitAfter) publish_wait();
       if (arrived >= kGaveUp) {
         const Bytes why = store.get(gave_up);
         throw error(Kind::Deadline, call.op, seq, call.op + where() + ": " + std::string(why.begin(), why.end()));
@@ -366,9 +377,7 @@ class StoreCommunicator final : public Communicator {
         std::string why = "rank " + std::to_string(global_rank()) + " gave up waiting: deadline of " +
                           std::to_string(world_->options.deadline.count()) + " ms exceeded" + where() + " waiting in " +
                           call.signature + ": missing ranks [" + join(missing) + "]";
-        if (!published.on)
-          published.waiting({{"state", "waiting"}, {"group", name_}, {"sequence", seq}, {"op", call.signature},
-                             {"round", base}, {"members", members_}, {"last", here}});
+        publish_wait();  // before reading the graph: this rank is one of its waiters
         const std::string culprit =
             attribute(read_activities(store, world_->options.prefix, world_->options.world_size), global_rank()).text;
         if (!culprit.empty()) why += "; " + culprit;
@@ -433,14 +442,9 @@ void mark_rank_left(c10d::Store& store, const std::string& prefix, int rank, con
   if (store.add(key + "/count", 1) == 1) store.set(key, std::vector<uint8_t>(why.begin(), why.end()));
   // A rank that failed waiting stays a waiter in its peers' wait-for graph: it left because of the
   // ranks it waited on.
-  const std::string activity = WorldShared::activity_key_of(prefix, rank);
-  if (store.check({activity})) {
-    const std::vector<uint8_t> bytes = store.get(activity);
-    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, false);
-    if (!j.is_discarded() && j.value("state", "") == "waiting") return;
-  }
-  const std::string exited = nlohmann::json{{"state", "exited"}}.dump();
-  store.set(activity, std::vector<uint8_t>(exited.begin(), exited.end()));
+  const nlohmann::json last = read_activity(store, prefix, rank);
+  if (!last.is_discarded() && last.value("state", "") == "waiting") return;
+  write_activity(store, prefix, rank, {{"state", "exited"}});
 }
 
 void leave_store_world(Communicator& world, const std::string& reason) {
