@@ -135,16 +135,17 @@ class ParityJudge {
         const double allowed = rtol_ * scale;
         const double diff = std::abs(r.losses[s] - want);
         if (diff <= allowed) continue;
-        if (slack_.loss(s) > rtol_) {
+        const double twin = slack_.loss(s);
+        if (twin > rtol_) {
           rounding_cut_ = compared_ = s;
-          cut_distance_ = slack_.loss(s);
+          cut_distance_ = twin;
           break;
         }
-        if (diff > allowed + 2 * slack_.loss(s) * scale)
+        if (diff > allowed + 2 * twin * scale)
           return fail("rank " + std::to_string(r.rank) + " step " + std::to_string(s + 1) + ": loss " +
                       std::to_string(r.losses[s]) + " vs reference " + std::to_string(want) + " (allowed " +
-                      std::to_string(allowed) + " + " + std::to_string(2 * slack_.loss(s) * scale) + " for " +
-                      slack_.what() + ")");
+                      std::to_string(allowed) + " + " + std::to_string(2 * twin * scale) + " for " + slack_.what() +
+                      ")");
       }
     return std::nullopt;
   }
@@ -164,16 +165,17 @@ class ParityJudge {
         const double scale = expected.numel() ? std::max(1.0, expected.abs().max().item<double>()) : 1.0;
         const double allowed = rtol_ * scale;
         if (same_shape && diff <= allowed) continue;
-        if (same_shape && slack_.parameter(shard.fqn) > rtol_) {
+        const double twin = slack_.parameter(shard.fqn);
+        if (same_shape && twin > rtol_) {
           unjudged_.insert(shard.fqn);
           continue;
         }
-        if (!same_shape || !(diff <= allowed + 2 * slack_.parameter(shard.fqn) * scale))
+        if (!same_shape || !(diff <= allowed + 2 * twin * scale))
           return fail("rank " + std::to_string(r.rank) + ", group " + shard.group + ", parameter " + shard.fqn +
                       ": local shard differs from the reference after " + std::to_string(sc_.steps) +
                       " step(s) (max abs diff " + std::to_string(diff) + ", allowed " + std::to_string(allowed) +
                       " = " + std::to_string(rtol_) + " x the tensor's scale, + " +
-                      std::to_string(2 * slack_.parameter(shard.fqn) * scale) + " for " + slack_.what() + ")");
+                      std::to_string(2 * twin * scale) + " for " + slack_.what() + ")");
       }
     return std::nullopt;
   }
