@@ -2,10 +2,9 @@
 // shrink tree, and over the catalogue of structural edits (edits.h).
 #include "fuzz/shrink/shrink.h"
 
-#include "fuzz/shrink/edits/all.h"
-
 #include "fuzz/shrink/driver.h"
 #include "fuzz/shrink/edits.h"
+#include "fuzz/shrink/edits/all.h"
 #include "harness/scenario/scenario_json.h"
 
 #include <rapidcheck/seq/Create.h>

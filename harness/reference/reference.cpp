@@ -12,8 +12,8 @@
 #include <atomic>
 #include <deque>
 #include <functional>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 namespace shardfuzz::harness {

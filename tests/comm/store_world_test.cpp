@@ -120,24 +120,28 @@ TEST(StoreWorld, ARankThatNeverComesFailsTheRoundForEveryoneAtTheDeadline) {
   }
 }
 
-// Culprit attribution across groups (comm/wait_for.h) on the store: rank 0 waits in 'a' on rank 1,
-// rank 1 waits in 'b' on rank 2, rank 2 is paused (a planned hang). Rank 0's error follows the chain.
-TEST(StoreWorld, ATimedOutRankNamesTheCulpritAcrossGroupsWithTheChain) {
-  auto out = run_store_world(
+// Culprit attribution across groups (comm/wait_for.h) on the store: rank 0 waits in 'a' = {0, 1}
+// on rank 1, rank 1 waits in 'b' = {1, 2} on rank 2, rank 2 is paused (a planned hang). Rank `late`
+// (0 or 1) enters its collective `delay` after the other, so the other's deadline fires first.
+std::vector<Outcome> run_chain_of_three(int late, std::chrono::milliseconds delay, std::chrono::milliseconds deadline) {
+  return run_store_world(
       3,
-      [](std::shared_ptr<Communicator> c) {
+      [&](std::shared_ptr<Communicator> c) {
         const int me = c->global_rank();
         auto a = c->split(me <= 1 ? 0 : -1, me, "a");
         auto b = c->split(me >= 1 ? 0 : -1, me, "b");
         at::Tensor t = at::ones({3});
+        if (me == late) std::this_thread::sleep_for(delay);
         if (me == 0) a->all_reduce(t, ReduceOp::Sum);
-        if (me == 1) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0's deadline fires first
-          b->all_reduce(t, ReduceOp::Sum);
-        }
+        if (me == 1) b->all_reduce(t, ReduceOp::Sum);
         if (me == 2) c->pause(std::chrono::milliseconds(2500));
       },
-      std::chrono::milliseconds(1000));
+      deadline);
+}
+
+// Rank 0's error follows the chain.
+TEST(StoreWorld, ATimedOutRankNamesTheCulpritAcrossGroupsWithTheChain) {
+  auto out = run_chain_of_three(1, std::chrono::milliseconds(100), std::chrono::milliseconds(1000));
   ASSERT_FALSE(out[0].ok);
   EXPECT_EQ(out[0].kind, CollectiveError::Kind::Deadline);
   EXPECT_NE(out[0].error.find("culprit: rank 2 is paused, in no collective"), std::string::npos) << out[0].error;
@@ -153,21 +157,7 @@ TEST(StoreWorld, ATimedOutRankNamesTheCulpritAcrossGroupsWithTheChain) {
 // rank stays a waiter in the graph, so the chain still reaches the culprit (a world-8 hang named it
 // on 7 ranks of 8 before).
 TEST(StoreWorld, APeerWhoseDeadlineFiresLaterFollowsTheChainThroughARankThatFailedFirst) {
-  auto out = run_store_world(
-      3,
-      [](std::shared_ptr<Communicator> c) {
-        const int me = c->global_rank();
-        auto a = c->split(me <= 1 ? 0 : -1, me, "a");
-        auto b = c->split(me >= 1 ? 0 : -1, me, "b");
-        at::Tensor t = at::ones({3});
-        if (me == 0) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rank 1's deadline fires first
-          a->all_reduce(t, ReduceOp::Sum);
-        }
-        if (me == 1) b->all_reduce(t, ReduceOp::Sum);
-        if (me == 2) c->pause(std::chrono::milliseconds(2500));
-      },
-      std::chrono::milliseconds(800));
+  auto out = run_chain_of_three(0, std::chrono::milliseconds(300), std::chrono::milliseconds(800));
   ASSERT_FALSE(out[1].ok);
   ASSERT_FALSE(out[0].ok);
   EXPECT_NE(out[0].error.find("culprit: rank 2 is paused"), std::string::npos) << out[0].error;
